@@ -1,0 +1,293 @@
+"""Typed verifier probes the gate may run (StructAgent's VerifySpec kinds, adapted).
+
+Each spec is validated before it runs (a bad field is a tool error naming it) and answers True, False
+or None (inconclusive) with its evidence. A determinate answer overrides the gate model's judgement.
+Probes only read: files are copied out of the gate's snapshot and opened on the host, SQLite databases
+read-only, and shell probes are argv lists limited to read-only programs.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.core import ToolError
+
+READ_ONLY_PROGRAMS = {
+    "ls", "cat", "head", "tail", "grep", "egrep", "stat", "file", "test", "wc", "find", "du", "md5sum",
+    "sha256sum", "pgrep", "which", "diff", "cmp", "unzip", "readlink", "realpath", "dpkg", "gsettings",
+    "sqlite3", "date", "id", "xxd", "od", "sort", "uniq", "cut", "tr", "basename", "dirname",
+}  # fmt: skip
+SHELL_METACHARACTERS = re.compile(r"[|;&<>`$]|\$\(")
+FORBIDDEN_ARGS = {
+    "find": {"-exec", "-execdir", "-delete", "-ok", "-okdir", "-fprint", "-fprintf", "-fls"},
+    "sort": {"-o", "--output"},
+    "unzip": {"-o", "-d"},
+    "gsettings": {"set", "reset", "reset-recursively"},
+    "dpkg": {"-i", "-r", "-P", "--install", "--remove", "--purge", "--configure", "--unpack"},
+    "sqlite3": {".shell", ".system", ".output", ".once", ".save", ".backup", ".import"},
+}
+
+
+class ProbeSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FileExists(ProbeSpec):
+    kind: Literal["file_exists"]
+    path: str
+
+
+class FileGrep(ProbeSpec):
+    kind: Literal["file_grep"]
+    path: str
+    patterns: list[str] = Field(min_length=1)
+    mode: Literal["all", "any"] = "all"
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            re.compile(pattern)
+        return patterns
+
+
+class XlsxCells(ProbeSpec):
+    kind: Literal["xlsx_cells"]
+    path: str
+    sheet: str | None = None
+    cells: list[str] = Field(default_factory=list)
+    expect: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    sheet_names: list[str] | None = None
+
+
+class DocText(ProbeSpec):
+    kind: Literal["docx_text", "pptx_text"]
+    path: str
+    contains: list[str] = Field(default_factory=list)
+    not_contains: list[str] = Field(default_factory=list)
+
+
+class SqliteQuery(ProbeSpec):
+    kind: Literal["sqlite_query"]
+    path: str
+    query: str
+    expect_rows: list[list[Any]] | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _select_only(cls, query: str) -> str:
+        if not re.match(r"\s*(select|with|pragma\s+table_info)\b", query, re.I) or ";" in query.strip().rstrip(";"):
+            raise ValueError("must be a single SELECT (or WITH ... SELECT) statement")
+        return query
+
+
+class ShellCommand(ProbeSpec):
+    kind: Literal["shell_command"]
+    argv: list[str] = Field(min_length=1)
+    expect_exit: int | None = 0
+    expect_substring: str | None = None
+    forbid_substring: str | None = None
+
+    @field_validator("argv")
+    @classmethod
+    def _read_only(cls, argv: list[str]) -> list[str]:
+        program = argv[0].rsplit("/", 1)[-1]
+        if program not in READ_ONLY_PROGRAMS:
+            raise ValueError(f"{program!r} is not an allowed read-only program ({', '.join(sorted(READ_ONLY_PROGRAMS))})")
+        for arg in argv[1:]:
+            if SHELL_METACHARACTERS.search(arg):
+                raise ValueError(f"argument {arg!r} has shell metacharacters; pipes, redirects and substitutions are not allowed")
+            if arg in FORBIDDEN_ARGS.get(program, ()):
+                raise ValueError(f"{program} {arg} can change state and is not allowed")
+        if program == "sqlite3" and "-readonly" not in argv:
+            raise ValueError("sqlite3 probes must pass -readonly")
+        return argv
+
+
+class DomQuery(ProbeSpec):
+    kind: Literal["dom_query"]
+    url: str
+    selector: str
+    expect_text: str | None = None
+    expect_count: int | None = None
+
+
+PROBE_KINDS = {
+    "file_exists": FileExists, "file_grep": FileGrep, "xlsx_cells": XlsxCells, "docx_text": DocText,
+    "pptx_text": DocText, "sqlite_query": SqliteQuery, "shell_command": ShellCommand, "dom_query": DomQuery,
+}  # fmt: skip
+
+
+@dataclass
+class ProbeOutcome:
+    verdict: bool | None
+    evidence: str
+
+
+def validate_probe(spec: dict) -> ProbeSpec:
+    """The typed spec, or a ToolError naming the offending field."""
+    if not isinstance(spec, dict):
+        raise ToolError("a probe spec must be a JSON object with a `kind`.")
+    kind = spec.get("kind")
+    if kind not in PROBE_KINDS:
+        raise ToolError(f"field `kind`: unknown probe kind {kind!r}; use one of {', '.join(PROBE_KINDS)}.")
+    try:
+        return PROBE_KINDS[kind].model_validate(spec)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "spec"
+        raise ToolError(f"field `{field}` of the {kind} probe: {first['msg']}.") from None
+
+
+def run_probe(spec: ProbeSpec, sandbox) -> ProbeOutcome:
+    """Run a validated probe against the gate's sandbox."""
+    with tempfile.TemporaryDirectory(prefix="stateact-probe-") as scratch:
+        return _RUNNERS[type(spec)](spec, sandbox, Path(scratch))
+
+
+def _fetch(sandbox, path: str, scratch: Path) -> Path | None:
+    local = scratch / (Path(path).name or "file")
+    try:
+        sandbox.copy_out(path, local)
+    except FileNotFoundError:
+        return None
+    return local
+
+
+def _file_exists(spec: FileExists, sandbox, scratch: Path) -> ProbeOutcome:
+    stat = sandbox.call("file.stat", path=spec.path)
+    return ProbeOutcome(stat["exists"], f"{spec.path} {'exists' if stat['exists'] else 'does not exist'}")
+
+
+def _file_grep(spec: FileGrep, sandbox, scratch: Path) -> ProbeOutcome:
+    local = _fetch(sandbox, spec.path, scratch)
+    if local is None:
+        return ProbeOutcome(False, f"{spec.path} does not exist")
+    text = local.read_bytes().decode("utf-8", errors="replace")
+    found = {pattern: bool(re.search(pattern, text, re.M)) for pattern in spec.patterns}
+    verdict = all(found.values()) if spec.mode == "all" else any(found.values())
+    return ProbeOutcome(verdict, ", ".join(f"{p!r}: {'found' if hit else 'absent'}" for p, hit in found.items()))
+
+
+def _xlsx_cells(spec: XlsxCells, sandbox, scratch: Path) -> ProbeOutcome:
+    import openpyxl
+
+    local = _fetch(sandbox, spec.path, scratch)
+    if local is None:
+        return ProbeOutcome(False, f"{spec.path} does not exist")
+    formulas = openpyxl.load_workbook(local)  # formulas as written
+    values = openpyxl.load_workbook(local, data_only=True)  # values as last computed and saved
+    if spec.sheet_names is not None and formulas.sheetnames != spec.sheet_names:
+        return ProbeOutcome(False, f"sheets are {formulas.sheetnames}, expected {spec.sheet_names}")
+    sheet = spec.sheet or formulas.sheetnames[0]
+    if sheet not in formulas.sheetnames:
+        return ProbeOutcome(False, f"no sheet {sheet!r}; sheets are {formulas.sheetnames}")
+    cells, verdict, lines = sorted({*spec.cells, *spec.expect}), True, []
+    for coordinate in cells:
+        written = formulas[sheet][coordinate].value
+        cached = values[sheet][coordinate].value
+        is_formula = isinstance(written, str) and written.startswith("=")
+        reading = {"formula": written if is_formula else None, "value": cached if is_formula else written}
+        lines.append(f"{sheet}!{coordinate}: formula={reading['formula']!r} value={reading['value']!r}")
+        for key, wanted in spec.expect.get(coordinate, {}).items():
+            if key not in reading:
+                raise ToolError(f"field `expect.{coordinate}.{key}`: use `value` or `formula`.")
+            if not _same(reading[key], wanted):
+                verdict = False
+                lines[-1] += f"  (expected {key}={wanted!r})"
+    return ProbeOutcome(verdict if spec.expect or spec.sheet_names else None, "\n".join(lines))
+
+
+def _same(actual, wanted) -> bool:
+    if isinstance(actual, int | float) and isinstance(wanted, int | float):
+        return abs(actual - wanted) <= 1e-9 * max(1.0, abs(wanted))
+    if isinstance(actual, str) and isinstance(wanted, str):
+        return actual.replace(" ", "").upper() == wanted.replace(" ", "").upper() if actual.startswith("=") else actual == wanted
+    return actual == wanted
+
+
+def _doc_text(spec: DocText, sandbox, scratch: Path) -> ProbeOutcome:
+    local = _fetch(sandbox, spec.path, scratch)
+    if local is None:
+        return ProbeOutcome(False, f"{spec.path} does not exist")
+    if spec.kind == "docx_text":
+        import docx
+
+        document = docx.Document(str(local))
+        text = "\n".join(p.text for p in document.paragraphs)
+        text += "\n" + "\n".join(c.text for t in document.tables for row in t.rows for c in row.cells)
+    else:
+        import pptx
+
+        deck = pptx.Presentation(str(local))
+        text = "\n".join(s.text_frame.text for slide in deck.slides for s in slide.shapes if s.has_text_frame)
+    missing = [s for s in spec.contains if s not in text]
+    present = [s for s in spec.not_contains if s in text]
+    verdict = None if not (spec.contains or spec.not_contains) else not missing and not present
+    evidence = f"{len(text)} characters of text" + (f"; missing {missing}" if missing else "") + (f"; unwanted {present}" if present else "")
+    return ProbeOutcome(verdict, evidence if verdict is not None else text[:3000])
+
+
+def _sqlite_query(spec: SqliteQuery, sandbox, scratch: Path) -> ProbeOutcome:
+    local = _fetch(sandbox, spec.path, scratch)
+    if local is None:
+        return ProbeOutcome(False, f"{spec.path} does not exist")
+    try:
+        with sqlite3.connect(f"file:{local}?mode=ro", uri=True) as db:
+            rows = [list(row) for row in db.execute(spec.query).fetchmany(200)]
+    except sqlite3.Error as exc:
+        raise ToolError(f"field `query`: {exc}.") from None
+    verdict = None if spec.expect_rows is None else rows == spec.expect_rows
+    return ProbeOutcome(verdict, f"rows: {rows[:50]}")
+
+
+def _shell_command(spec: ShellCommand, sandbox, scratch: Path) -> ProbeOutcome:
+    code, output = sandbox.exec(spec.argv, timeout=20)
+    checks = []
+    if spec.expect_exit is not None:
+        checks.append(code == spec.expect_exit)
+    if spec.expect_substring is not None:
+        checks.append(spec.expect_substring in output)
+    if spec.forbid_substring is not None:
+        checks.append(spec.forbid_substring not in output)
+    return ProbeOutcome(all(checks) if checks else None, f"exit {code}; output: {output[:2000]}")
+
+
+def _dom_query(spec: DomQuery, sandbox, scratch: Path) -> ProbeOutcome:
+    script = DOM_QUERY_SCRIPT.format(url=spec.url, selector=spec.selector)
+    result = sandbox.call("python.run", code=script, timeout=60)
+    if result.get("error"):
+        return ProbeOutcome(None, f"could not load the page: {result['error'][-500:]}")
+    count_line, _, text = result["output"].partition("\n")
+    count = int(count_line.strip() or 0)
+    checks = []
+    if spec.expect_count is not None:
+        checks.append(count == spec.expect_count)
+    if spec.expect_text is not None:
+        checks.append(spec.expect_text in text)
+    return ProbeOutcome(all(checks) if checks else None, f"{count} match(es); text: {text[:1500]}")
+
+
+DOM_QUERY_SCRIPT = """
+from playwright.sync_api import sync_playwright as _sp
+with _sp() as _p:
+    _b = _p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+    _page = _b.new_page()
+    _page.goto({url!r}, timeout=20000)
+    _els = _page.query_selector_all({selector!r})
+    print(len(_els))
+    print("\\n".join(e.inner_text() for e in _els[:20]))
+    _b.close()
+"""
+
+_RUNNERS = {
+    FileExists: _file_exists, FileGrep: _file_grep, XlsxCells: _xlsx_cells, DocText: _doc_text,
+    SqliteQuery: _sqlite_query, ShellCommand: _shell_command, DomQuery: _dom_query,
+}  # fmt: skip

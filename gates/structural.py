@@ -1,0 +1,174 @@
+"""Deterministic structural checks on the deliverables an instruction names, run before any model call.
+
+A definite failure (a named new file missing, a LibreOffice lock file beside a document, a file that
+does not parse in its format, an extension that lies about the content) rejects without a model call.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from sandboxes.base import SANDBOX_HOME
+
+PATH_PATTERN = re.compile(r"(?:~|/home/user)(?:/[^\s\"'`,;:()<>\[\]{}|]+)+")
+OOXML_MAIN_PART = {".xlsx": "xl/workbook.xml", ".docx": "word/document.xml", ".pptx": "ppt/presentation.xml"}
+ODF_MIMETYPES = {
+    ".ods": "application/vnd.oasis.opendocument.spreadsheet",
+    ".odt": "application/vnd.oasis.opendocument.text",
+    ".odp": "application/vnd.oasis.opendocument.presentation",
+}
+MAGIC = {".pdf": b"%PDF", ".png": b"\x89PNG", ".jpg": b"\xff\xd8\xff", ".jpeg": b"\xff\xd8\xff", ".gif": b"GIF8"}
+CHECKED_EXTENSIONS = {*OOXML_MAIN_PART, *ODF_MIMETYPES, *MAGIC, ".csv", ".json"}
+MAX_CHECK_BYTES = 100 * 1024 * 1024
+
+
+@dataclass
+class Finding:
+    """One structural observation; `definite` failures reject without asking a model."""
+
+    path: str
+    check: str
+    ok: bool
+    detail: str
+    definite: bool = False
+
+
+@dataclass
+class StructuralReport:
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def definite_gaps(self) -> list[str]:
+        return [f"{f.path}: {f.detail}" for f in self.findings if not f.ok and f.definite]
+
+    def render(self) -> str:
+        if not self.findings:
+            return "(no deliverable paths named in the instruction; nothing checked structurally)"
+        return "\n".join(f"- [{'ok' if f.ok else 'FAIL'}] {f.check} {f.path}: {f.detail}" for f in self.findings)
+
+
+def named_paths(instruction: str) -> list[str]:
+    """Absolute sandbox paths the instruction names (with `~` expanded), in order, without repeats."""
+    paths = []
+    for match in PATH_PATTERN.findall(instruction):
+        path = match.rstrip(".")
+        if path.startswith("~"):
+            path = SANDBOX_HOME + path[1:]
+        if path not in paths:
+            paths.append(path)
+    return paths
+
+
+def check_deliverables(
+    sandbox, instruction: str, initially_present: dict[str, bool], changed: list[dict]
+) -> StructuralReport:
+    """Check every named path in `sandbox` (the gate's snapshot) and every changed document."""
+    report = StructuralReport()
+    changed_paths = {entry["path"] for entry in changed}
+    with tempfile.TemporaryDirectory(prefix="stateact-gate-") as scratch:
+        for path in named_paths(instruction):
+            stat = sandbox.call("file.stat", path=path)
+            if not stat["exists"]:
+                if not initially_present.get(path, False):
+                    similar = _similar_changed(path, changed_paths)
+                    hint = f"; files changed during the run with that name or type: {', '.join(similar)}" if similar else ""
+                    report.findings.append(Finding(path, "exists", False, f"the instruction names this path but nothing is there{hint}", definite=True))
+                continue
+            if stat["is_dir"]:
+                report.findings.append(Finding(path, "exists", True, "a directory"))
+                continue
+            _check_file(sandbox, path, stat, report, Path(scratch), changed_paths)
+        for path in sorted(changed_paths - set(named_paths(instruction))):
+            if PurePosixPath(path).suffix.lower() in OOXML_MAIN_PART | ODF_MIMETYPES:
+                stat = sandbox.call("file.stat", path=path)
+                if stat["exists"] and not stat["is_dir"]:
+                    _check_file(sandbox, path, stat, report, Path(scratch), changed_paths)
+    return report
+
+
+def _check_file(sandbox, path: str, stat: dict, report: StructuralReport, scratch: Path, changed: set[str]) -> None:
+    pure = PurePosixPath(path)
+    lock = str(pure.parent / f".~lock.{pure.name}#")
+    if sandbox.call("file.stat", path=lock)["exists"]:
+        report.findings.append(Finding(path, "saved", False, f"a LibreOffice lock file ({lock}) is beside it: the document is still open, possibly with unsaved changes; save and close it", definite=True))
+    modified = "changed during the run" if path in changed else "not changed during the run"
+    report.findings.append(Finding(path, "exists", True, f"{stat['size']} bytes, {modified}"))
+    suffix = pure.suffix.lower()
+    if suffix not in CHECKED_EXTENSIONS or stat["size"] > MAX_CHECK_BYTES:
+        return
+    local = scratch / f"{len(report.findings)}{suffix}"
+    sandbox.copy_out(path, local)
+    problem = format_problem(local, suffix)
+    if problem:
+        report.findings.append(Finding(path, "format", False, problem, definite=True))
+    else:
+        report.findings.append(Finding(path, "format", True, f"parses as {suffix[1:]}"))
+
+
+def format_problem(local: Path, suffix: str) -> str | None:
+    """Why the file does not parse as its extension says, or None when it does."""
+    head = local.read_bytes()[:8]
+    try:
+        if suffix in OOXML_MAIN_PART or suffix in ODF_MIMETYPES:
+            if not zipfile.is_zipfile(local):
+                kind = "plain text" if _looks_textual(local) else "not a zip container"
+                return f"the extension says {suffix[1:]} but the content is {kind}"
+            with zipfile.ZipFile(local) as archive:
+                names = set(archive.namelist())
+                if suffix in OOXML_MAIN_PART and OOXML_MAIN_PART[suffix] not in names:
+                    return f"the extension says {suffix[1:]} but the package has no {OOXML_MAIN_PART[suffix]}"
+                if suffix in ODF_MIMETYPES:
+                    mimetype = archive.read("mimetype").decode(errors="replace") if "mimetype" in names else ""
+                    if mimetype != ODF_MIMETYPES[suffix]:
+                        return f"the extension says {suffix[1:]} but the mimetype is {mimetype or 'missing'}"
+            return _load_office(local, suffix)
+        if suffix in MAGIC:
+            return None if head.startswith(MAGIC[suffix]) else f"the extension says {suffix[1:]} but the bytes do not"
+        if suffix == ".json":
+            json.loads(local.read_text(encoding="utf-8"))
+        elif suffix == ".csv":
+            if zipfile.is_zipfile(local):
+                return "the extension says csv but the content is a zip package (an office file?)"
+            with open(local, newline="", encoding="utf-8-sig") as handle:
+                list(csv.reader(handle))
+    except (ValueError, UnicodeDecodeError, csv.Error, KeyError, zipfile.BadZipFile) as exc:
+        return f"does not parse as {suffix[1:]}: {str(exc)[:200]}"
+    return None
+
+
+def _load_office(local: Path, suffix: str) -> str | None:
+    try:
+        if suffix == ".xlsx":
+            import openpyxl
+
+            openpyxl.load_workbook(local, read_only=True).close()
+        elif suffix == ".docx":
+            import docx
+
+            docx.Document(str(local))
+        elif suffix == ".pptx":
+            import pptx
+
+            pptx.Presentation(str(local))
+    except Exception as exc:  # any library error means the file is broken for its readers
+        return f"does not open as {suffix[1:]}: {type(exc).__name__}: {str(exc)[:200]}"
+    return None
+
+
+def _looks_textual(local: Path) -> bool:
+    try:
+        local.read_bytes()[:4096].decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _similar_changed(path: str, changed: set[str]) -> list[str]:
+    pure = PurePosixPath(path)
+    return sorted(c for c in changed if PurePosixPath(c).name == pure.name or PurePosixPath(c).suffix == pure.suffix)[:5]

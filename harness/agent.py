@@ -1,0 +1,93 @@
+"""The main agent: StateAct's code-first action space around the shared tool loop.
+
+Its tools act on program state inside the sandbox (bash, python, the editor, view_image), keep the
+plan outside the history, delegate to fresh-context specialists, and finish only through the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from .config import RunConfig
+from .context import Compactor
+from .core import Model, Tool
+from .loop import RunStats, ToolLoop
+from .records import RunRecord
+from .tools import BashTool, EditorTool, FinishTool, Plan, PlanTool, PythonTool, ViewImageTool
+
+PROMPTS = Path(__file__).parent / "prompts"
+NON_STEP_TOOLS = {"finish", "plan"}
+
+
+def main_system_prompt(preset: str = "full") -> str:
+    prompt = (PROMPTS / "main_agent.md").read_text()
+    if preset == "bash-only":
+        prompt += "\n\nIn this run you have only `bash` and `finish`: no editor, Python tool or specialists.\n"
+    return prompt
+
+
+class MainAgent:
+    """Builds the main agent's tools and loop for one task in one sandbox."""
+
+    def __init__(
+        self,
+        model: Model,
+        sandbox,
+        config: RunConfig,
+        *,
+        record: RunRecord | None = None,
+        stats: RunStats | None = None,
+        review: Callable[[str], str | None] | None = None,
+        delegate_tool: Tool | None = None,
+        extra_tools: list[Tool] = (),
+        context_notes: list[Callable[[], str]] = (),
+    ):
+        self.config = config
+        self.plan = Plan()
+        self.record = record
+        self.stats = stats or RunStats()
+        self.context_notes = list(context_notes)
+        tools = self._tools(sandbox, review, delegate_tool, list(extra_tools))
+        compactor = Compactor(model, config.compaction, self.stats) if config.compaction.enabled else None
+        self.loop = ToolLoop(
+            model,
+            tools,
+            main_system_prompt(config.preset),
+            agent="main",
+            config=config.loop,
+            stats=self.stats,
+            record=record,
+            context_note=self.context_note,
+            compactor=compactor,
+        )
+
+    def _tools(self, sandbox, review, delegate_tool, extra_tools) -> list[Tool]:
+        finish = FinishTool(self.steps_taken, review)
+        if self.config.preset == "bash-only":
+            return [BashTool(sandbox), finish]
+        tools: list[Tool] = [BashTool(sandbox), PythonTool(sandbox), EditorTool(sandbox), ViewImageTool(sandbox)]
+        if self.config.compaction.enabled:  # `no-sustain` drops the plan with compaction
+            tools.append(PlanTool(self.plan, self._plan_changed))
+        if delegate_tool is not None:
+            tools.append(delegate_tool)
+        return [*tools, *extra_tools, finish]
+
+    def steps_taken(self) -> int:
+        """Non-finish, non-plan tool calls so far: what earns the right to finish."""
+        counts = self.loop.tool_counts
+        return sum(n for name, n in counts.items() if name not in NON_STEP_TOOLS)
+
+    def context_note(self) -> str:
+        parts = []
+        if any(tool == "plan" for tool in self.loop.tools):
+            parts.append(f"<plan>\n{self.plan.render()}\n</plan>")
+        parts += [note() for note in self.context_notes]
+        return "\n".join(part for part in parts if part)
+
+    def _plan_changed(self, plan: Plan) -> None:
+        if self.record:
+            self.record.append("plan", agent="main", items=plan.items)
+
+    def run(self, instruction: str):
+        return self.loop.run(instruction)

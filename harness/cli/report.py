@@ -1,0 +1,82 @@
+"""`stateact report RUN_DIR`: a readable summary of one run (or of a suite directory)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from harness.core import StateActError
+from harness.records import load_events
+from harness.tools.plan import MARKS
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("report", help="summarize a run directory or a suite directory")
+    parser.add_argument("run_dir", help="a run directory (with trajectory.jsonl) or a suite directory")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.set_defaults(handler=run)
+
+
+def summarize_run(run_dir: Path) -> dict:
+    """Turns, tool calls, cost, plan, gate rounds and final status of one run."""
+    events = load_events(run_dir)
+    if not events and not (run_dir / "result.json").exists():
+        raise StateActError(f"{run_dir} is not a run directory (no trajectory.jsonl or result.json).")
+    tools: Counter[str] = Counter()
+    turns: Counter[str] = Counter()
+    plan, gate_rounds, compactions = [], [], 0
+    for event in events:
+        if event["event"] == "model_turn":
+            turns[event.get("agent", "?")] += 1
+            tools.update(b.get("name", "?") for b in event["content"] if b.get("type") == "tool_use")
+        elif event["event"] == "plan" and event.get("agent") == "main":
+            plan = event["items"]
+        elif event["event"] == "gate_round":
+            gate_rounds.append({"round": event["round"], "passed": event["passed"], "gaps": event["gaps"]})
+        elif event["event"] == "compaction":
+            compactions += 1
+    result_path = run_dir / "result.json"
+    result = json.loads(result_path.read_text()) if result_path.exists() else {"status": "unfinished (no result.json)"}
+    return {
+        "run_dir": str(run_dir),
+        "result": result,
+        "turns_by_agent": dict(turns),
+        "tool_calls": dict(tools.most_common()),
+        "plan": plan,
+        "gate_rounds": gate_rounds,
+        "compactions": compactions,
+    }
+
+
+def render(summary: dict) -> str:
+    result = summary["result"]
+    lines = [f"Run {summary['run_dir']}", f"  task:    {result.get('task_id', '?')}",
+             f"  status:  {result.get('status')}" + (f" — {result['error']}" if result.get("error") else ""),
+             f"  score:   {result.get('score')}", f"  cost:    ${result.get('cost_usd', 0):.4f} "
+             f"({result.get('input_tokens', 0):,} tokens in, {result.get('output_tokens', 0):,} out)",
+             f"  time:    {result.get('duration_s', 0):.1f} s",
+             "  turns:   " + ", ".join(f"{a} {n}" for a, n in summary["turns_by_agent"].items()),
+             "  tools:   " + ", ".join(f"{t} ×{n}" for t, n in summary["tool_calls"].items()),
+             f"  compactions: {summary['compactions']}"]  # fmt: skip
+    if summary["plan"]:
+        lines.append("  plan:")
+        lines += [f"    {MARKS.get(i['status'], '[?]')} {i['text']}" for i in summary["plan"]]
+    for round_ in summary["gate_rounds"]:
+        verdict = {True: "passed", False: "rejected", None: "inconclusive"}[round_["passed"]]
+        lines.append(f"  gate round {round_['round']}: {verdict}")
+        lines += [f"    - {gap}" for gap in round_["gaps"]]
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    path = Path(args.run_dir)
+    if not path.is_dir():
+        raise StateActError(f"{path} is not a directory.")
+    if (path / "summary.json").exists():
+        summary = json.loads((path / "summary.json").read_text())
+        print(json.dumps(summary, indent=2))
+        return 0
+    summary = summarize_run(path)
+    print(json.dumps(summary, indent=2, default=str) if args.json else render(summary))
+    return 0

@@ -1,0 +1,193 @@
+"""The tool loop every StateAct agent runs: ask the model, run its tool calls, repeat until a tool ends it.
+
+The message list is the trajectory: each model turn and each batch of tool results is appended to it
+and to the run record as it happens. Control flow is by exceptions: a tool raises `Finished`, a budget
+check raises `BudgetExceeded`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import Counter
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from .core import BudgetExceeded, Finished, Model, Tool, ToolError, ToolResult, Usage
+from .records import RunRecord
+
+log = logging.getLogger(__name__)
+
+NO_TOOL_NUDGE = (
+    "No tool was called. Keep working with the tools; when the work is done, call `{finish}`."
+)
+
+
+class LoopConfig(BaseModel):
+    """Limits of one agent loop."""
+
+    max_turns: int = 150
+    """Model turns this agent may take."""
+    max_cost_usd: float | None = None
+    """Stop when the whole run (all agents) has cost this much."""
+    max_wall_s: float | None = None
+    """Stop when the whole run has taken this many seconds."""
+
+
+@dataclass
+class RunStats:
+    """Counters shared by every agent of one run (main agent, subagents, gate)."""
+
+    usage: Usage = field(default_factory=Usage)
+    model_turns: int = 0
+    main_turns: int = 0
+    tool_uses: int = 0
+    delegations: int = 0
+    gui_steps: int = 0
+    started: float = field(default_factory=time.monotonic)
+    on_turn: Callable[[RunStats], None] | None = None
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
+
+
+class ToolLoop:
+    """One agent: a model, its tools, its history, and the limits it runs under."""
+
+    def __init__(
+        self,
+        model: Model,
+        tools: list[Tool],
+        system: str,
+        *,
+        agent: str = "main",
+        config: LoopConfig | None = None,
+        stats: RunStats | None = None,
+        record: RunRecord | None = None,
+        context_note: Callable[[], str] | None = None,
+        compactor=None,
+        finish_tool: str = "finish",
+    ):
+        self.model = model
+        self.tools = {tool.name: tool for tool in tools}
+        self.specs = [tool.spec() for tool in tools]
+        self.system = system
+        self.agent = agent
+        self.config = config or LoopConfig()
+        self.stats = stats or RunStats()
+        self.record = record
+        self.context_note = context_note
+        self.compactor = compactor
+        self.finish_tool = finish_tool
+        self.messages: list[dict] = []
+        self.turns = 0
+        self.last_prompt_tokens = 0
+        self.tool_counts: Counter[str] = Counter()
+
+    def run(self, task: str | list[dict]) -> Finished | BudgetExceeded:
+        """Run until a tool ends the loop or a budget runs out; returns that exception."""
+        if not self.messages:
+            content = [{"type": "text", "text": task}] if isinstance(task, str) else task
+            self.messages.append({"role": "user", "content": content})
+            self._record("task", content=content)
+        while True:
+            try:
+                self.step()
+            except (Finished, BudgetExceeded) as end:
+                self._record("end", status=end.status, message=end.message)
+                return end
+
+    def step(self) -> None:
+        self._check_budgets()
+        if self.compactor and self.compactor.needed(self):
+            self.compactor.compact(self)
+        reply = self.model.complete(self.system, self.request_messages(), self.specs)
+        self.turns += 1
+        self.last_prompt_tokens = reply.usage.prompt_tokens
+        self.stats.usage.add(reply.usage)
+        self.stats.model_turns += 1
+        if self.agent == "main":
+            self.stats.main_turns += 1
+        self.messages.append({"role": "assistant", "content": reply.content})
+        self._record("model_turn", turn=self.turns, content=reply.content, usage=vars(reply.usage))
+        if self.stats.on_turn:
+            self.stats.on_turn(self.stats)
+        if not reply.tool_uses:
+            nudge = NO_TOOL_NUDGE.format(finish=self.finish_tool)
+            self._append_user([{"type": "text", "text": nudge}])
+            return
+        results, ended = [], None
+        for block in reply.tool_uses:
+            if ended is not None:
+                results.append(_result_block(block, ToolResult(error="Not run: the task already ended.")))
+                continue
+            try:
+                results.append(_result_block(block, self.execute(block)))
+            except Finished as finished:
+                results.append(_result_block(block, ToolResult(output=finished.message or finished.status)))
+                ended = finished
+        self._append_user(results)
+        if ended is not None:
+            raise ended
+
+    def execute(self, block: dict) -> ToolResult:
+        """Run one tool call; every problem the model can fix comes back as an error result."""
+        self.stats.tool_uses += 1
+        name, params = block.get("name"), block.get("input")
+        self.tool_counts[str(name)] += 1
+        tool = self.tools.get(name)
+        if tool is None:
+            return ToolResult(error=f"Unknown tool {name!r}; the tools are: {', '.join(self.tools)}.")
+        if not isinstance(params, dict) or "__invalid_arguments__" in params:
+            raw = params.get("__invalid_arguments__") if isinstance(params, dict) else params
+            return ToolResult(error=f"The arguments for {name} were not a JSON object: {str(raw)[:300]}")
+        try:
+            inspect.signature(tool.__call__).bind(**params)
+        except TypeError as exc:
+            return ToolResult(error=f"Bad arguments for {name}: {exc}.")
+        try:
+            return tool(**params)
+        except ToolError as exc:
+            return ToolResult(error=str(exc))
+
+    def request_messages(self) -> list[dict]:
+        """The history as sent: the context note (plan, task state) rides on the newest user turn only,
+        so earlier turns stay byte-identical and the provider's prompt cache keeps hitting."""
+        if not self.context_note:
+            return self.messages
+        note = self.context_note()
+        if not note:
+            return self.messages
+        last = self.messages[-1]
+        with_note = {**last, "content": [*last["content"], {"type": "text", "text": note}]}
+        return [*self.messages[:-1], with_note]
+
+    def _append_user(self, content: list[dict]) -> None:
+        self.messages.append({"role": "user", "content": content})
+        self._record("tool_results", content=content)
+
+    def _check_budgets(self) -> None:
+        config = self.config
+        if self.turns >= config.max_turns:
+            raise BudgetExceeded("turn_limit", f"{self.agent} reached its {config.max_turns}-turn limit")
+        if config.max_cost_usd is not None and self.stats.usage.cost_usd >= config.max_cost_usd:
+            raise BudgetExceeded("cost_limit", f"the run reached its ${config.max_cost_usd} cost limit")
+        if config.max_wall_s is not None and self.stats.elapsed_s >= config.max_wall_s:
+            raise BudgetExceeded("time_limit", f"the run reached its {config.max_wall_s:.0f} s time limit")
+
+    def _record(self, event: str, **data) -> None:
+        if self.record:
+            self.record.append(event, agent=self.agent, **data)
+
+
+def _result_block(tool_use: dict, result: ToolResult) -> dict:
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_use.get("id", ""),
+        "content": result.to_blocks(),
+        "is_error": result.error is not None,
+    }

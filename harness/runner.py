@@ -1,0 +1,188 @@
+"""Run one task end to end: sandbox, setup, main agent with gate, scoring, run record.
+
+Whatever happens, a run ends with a `result.json` and no sandbox left behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from sandboxes import open_sandbox
+from tasks.schema import Task, load_task
+
+from .agent import MainAgent
+from .config import RunConfig
+from .core import BudgetExceeded, Finished, Model, StateActError
+from .loop import RunStats
+from .models import make_model
+from .records import RunRecord, write_json_atomic
+from .resume import restore_main_agent
+
+log = logging.getLogger(__name__)
+
+
+def run_task(
+    task: Task | str | Path,
+    config: RunConfig,
+    out_dir: str | Path,
+    *,
+    resume: bool = False,
+    model: Model | None = None,
+    gate_model: Model | None = None,
+    on_turn=None,
+) -> dict:
+    """Run `task` under `config`, writing the run directory `out_dir`; returns result.json's content."""
+    task = task if isinstance(task, Task) else load_task(task)
+    out_dir = Path(out_dir)
+    if resume and (out_dir / "result.json").exists():
+        import json
+
+        return json.loads((out_dir / "result.json").read_text())
+    config = config.with_preset()
+    record = RunRecord(out_dir)
+    stats = RunStats(on_turn=on_turn)
+    record.write_config({"task_id": task.id, "task_path": str(task.base_dir), **config.model_dump(mode="json")})
+    outcome = TaskOutcome(task.id)
+    sandbox = None
+    try:
+        model = model or make_model(config.model, config.model_options)
+        sandbox = open_sandbox(config.sandbox)
+        outcome.status = "setup"
+        from tasks.setup import run_setup
+
+        run_setup(task.config, sandbox, task, _cache_dir(config))
+        started_at = time.time()
+        record.append("setup_done", agent="harness", started_at=started_at)
+        end = _run_agent(task, model, gate_model, sandbox, config, record, stats, started_at, resume, outcome)
+        outcome.status, outcome.final_action = end.status, ("FAIL" if end.status == "infeasible" else None)
+        _score(task, sandbox, config, outcome)
+    except StateActError as exc:
+        outcome.fail(_error_status(exc, outcome.status), str(exc))
+    except Exception as exc:  # a bug must still leave a result and no sandbox behind
+        log.error("run of %s failed:\n%s", task.id, traceback.format_exc())
+        outcome.fail("error", f"{type(exc).__name__}: {exc}")
+    finally:
+        if sandbox is not None:
+            sandbox.close()
+    result = outcome.result(stats)
+    record.append("result", agent="harness", **result)
+    record.write_result(result)
+    record.close()
+    return result
+
+
+def _run_agent(task, model, gate_model, sandbox, config, record, stats, started_at, resume, outcome):
+    from gates import build_review
+
+    review = build_review(
+        task.instruction, sandbox, config, record, stats, started_at, outcome, model, gate_model
+    )
+    delegate = _delegate_tool(sandbox, config, record, stats, model)
+    agent = MainAgent(model, sandbox, config, record=record, stats=stats, review=review, delegate_tool=delegate)
+    outcome.status = "running"
+    if resume:
+        restore_main_agent(agent, record, sandbox)
+    end = agent.run(task.instruction)
+    if isinstance(end, BudgetExceeded):
+        return end
+    assert isinstance(end, Finished)
+    return end
+
+
+def _delegate_tool(sandbox, config, record, stats, model):
+    if not config.subagents.enabled:
+        return None
+    try:
+        from subagents import DelegateTool
+    except ImportError:
+        return None
+    return DelegateTool(sandbox, config, record, stats, model)
+
+
+def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None:
+    """Run the task's postconfig and checker against the sandbox as the agent left it."""
+    if not task.evaluator or not task.evaluator.func:
+        return
+    from tasks.evaluate import evaluate
+    from tasks.getters import SandboxSource
+    from tasks.setup import run_setup
+
+    try:
+        run_setup(task.evaluator.postconfig, sandbox, task, _cache_dir(config))
+    except StateActError as exc:
+        outcome.evaluation_note = f"postconfig failed: {exc}"
+    with tempfile.TemporaryDirectory(prefix="stateact-eval-") as work_dir:
+        evaluation = evaluate(
+            task,
+            SandboxSource(sandbox),
+            cache_dir=_cache_dir(config),
+            work_dir=Path(work_dir),
+            final_action=outcome.final_action,
+        )
+    outcome.score = evaluation.score
+    outcome.metrics = [metric.model_dump() for metric in evaluation.metrics]
+    if evaluation.error:
+        outcome.error = evaluation.error
+
+
+def _cache_dir(config: RunConfig) -> Path | None:
+    return Path(config.cache_dir) if config.cache_dir else None
+
+
+def _error_status(exc: StateActError, phase: str) -> str:
+    from sandboxes import SandboxError
+
+    if isinstance(exc, SandboxError):
+        return "sandbox_error"
+    return "setup_error" if phase == "setup" else "model_error" if phase == "running" else "error"
+
+
+class TaskOutcome:
+    """What the runner learns about a task as it goes; becomes result.json."""
+
+    def __init__(self, task_id: str):
+        self.task_id = task_id
+        self.status = "starting"
+        self.error: str | None = None
+        self.score: float | None = None
+        self.metrics: list[dict] = []
+        self.final_action: str | None = None
+        self.gate_rounds = 0
+        self.gate_passed: bool | None = None
+        self.evaluation_note: str | None = None
+        self.started = time.monotonic()
+
+    def fail(self, status: str, error: str) -> None:
+        self.status, self.error = status, error
+
+    def result(self, stats: RunStats) -> dict:
+        usage = stats.usage
+        return {
+            "task_id": self.task_id,
+            "score": self.score if self.score is not None else (None if self.error is None else 0.0),
+            "success": self.score == 1.0 if self.score is not None else False,
+            "status": self.status,
+            "error": self.error,
+            "cost_usd": round(usage.cost_usd, 6),
+            "input_tokens": usage.prompt_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+            "model_turns": stats.model_turns,
+            "main_turns": stats.main_turns,
+            "tool_uses": stats.tool_uses,
+            "delegations": stats.delegations,
+            "gui_steps": stats.gui_steps,
+            "gate_rounds": self.gate_rounds,
+            "gate_passed": self.gate_passed,
+            "duration_s": round(time.monotonic() - self.started, 3),
+            "metrics": self.metrics,
+            "evaluation_note": self.evaluation_note,
+        }
+
+
+__all__ = ["run_task", "TaskOutcome", "write_json_atomic"]

@@ -1,0 +1,36 @@
+"""Sandboxes: isolated machines with a toolbox inside (persistent bash and Python, an editor, files)."""
+
+from __future__ import annotations
+
+from .base import SANDBOX_HOME, SANDBOX_USER, Sandbox, SandboxConfig, SandboxError, Snapshot
+
+BACKENDS = ("docker", "local")
+
+__all__ = [
+    "BACKENDS",
+    "SANDBOX_HOME",
+    "SANDBOX_USER",
+    "Sandbox",
+    "SandboxConfig",
+    "SandboxError",
+    "Snapshot",
+    "open_sandbox",
+]
+
+
+def open_sandbox(config: SandboxConfig | None = None, snapshot: Snapshot | None = None) -> Sandbox:
+    """Start a sandbox (from `snapshot` when given) and return it once its toolbox answers.
+
+    Use it as a context manager or call `close()`; it is also removed at exit and on SIGINT/SIGTERM.
+    """
+    config = config or SandboxConfig()
+    backend = snapshot.backend if snapshot else config.backend
+    if backend == "docker":
+        from .docker_backend import DockerSandbox
+
+        return DockerSandbox(config, snapshot)
+    if backend == "local":
+        from .local_backend import LocalSandbox
+
+        return LocalSandbox(config, snapshot)
+    raise SandboxError(f"unknown sandbox backend {backend!r}; choose one of: {', '.join(BACKENDS)}.")

@@ -1,0 +1,106 @@
+"""The sandbox seam: where the toolbox lives (a backend) apart from what runs commands (the toolbox).
+
+A backend starts an isolated machine, starts the toolbox process inside it as user `user` and hands
+back a `Channel` to that process's stdio. Everything the agent does to the machine goes through the
+toolbox RPC (see `sandboxes/toolbox/server.py` for the methods), so the same client code serves every
+backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from harness.core import StateActError
+
+SANDBOX_USER = "user"
+SANDBOX_HOME = "/home/user"
+TOOLBOX_DIR = Path(__file__).parent / "toolbox"
+
+
+class SandboxError(StateActError):
+    """The sandbox could not be started, reached or used."""
+
+
+class Channel(Protocol):
+    """A bidirectional line channel to the toolbox process's stdin/stdout."""
+
+    def send_line(self, line: bytes) -> None: ...
+
+    def read_line(self, timeout: float | None) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class SandboxConfig:
+    """How to start a sandbox."""
+
+    backend: str = "docker"
+    """`docker` (default, a container) or `local` (bubblewrap namespaces, no daemon)."""
+    image: str = "stateact-desktop"
+    """Image name (docker backend); the tag is resolved from the image definitions' content hash."""
+    memory_mb: int = 4096
+    """Memory limit for everything in the sandbox."""
+    cpus: float = 2.0
+    """CPU limit (docker backend)."""
+    pids_limit: int = 512
+    """Maximum number of processes and threads inside the sandbox."""
+    network: bool = False
+    """Give the sandbox a network; off by default (only `lo` inside)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment variables for processes in the sandbox."""
+    display_size: tuple[int, int] = (1280, 720)
+    """Virtual screen size for the desktop (GUI specialist)."""
+    start_timeout_s: float = 60.0
+    """How long to wait for the toolbox to answer after the sandbox starts."""
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """A running, isolated machine with a toolbox inside."""
+
+    id: str
+    backend: str
+
+    def call(self, method: str, timeout: float | None = None, **params) -> dict:
+        """Call a toolbox method and return its result; raises `ToolboxError` for its errors."""
+        ...
+
+    def exec(self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER) -> tuple[int, str]:
+        """Run one command outside the persistent sessions; returns (exit code, combined output)."""
+        ...
+
+    def copy_in(self, host_path: Path, sandbox_path: str) -> None: ...
+
+    def copy_out(self, sandbox_path: str, host_path: Path) -> None: ...
+
+    def snapshot(self) -> Snapshot:
+        """Freeze the current state; `start_from_snapshot` starts an independent sandbox from it."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class Snapshot:
+    """A frozen copy of a sandbox's state that new sandboxes can start from."""
+
+    backend: str
+    ref: str
+    """Docker: an image id; local: a directory on the host holding the sandbox's writable tree."""
+    created_at: float
+
+
+class ToolboxSandboxMixin:
+    """What every backend shares once it has a toolbox client: calls and context-manager closing."""
+
+    def call(self, method: str, timeout: float | None = None, **params) -> dict:
+        return self.toolbox.call(method, timeout=timeout, **params)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

@@ -1,0 +1,265 @@
+"""The default backend: one Docker container per sandbox, driven with the Docker SDK.
+
+The container runs `sleep infinity` under an init process, offline, with memory, CPU and process
+limits and no capabilities beyond what file ownership needs. The toolbox source is copied in before
+start (so images do not need a rebuild when it changes) and runs as user `user` over an exec socket.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import tarfile
+import threading
+import time
+import uuid
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+
+from .base import SANDBOX_HOME, SANDBOX_USER, TOOLBOX_DIR, SandboxConfig, SandboxError, Snapshot, ToolboxSandboxMixin
+from .channel import DockerExecChannel
+from .client import ToolboxClient
+from .lifecycle import owner_is_gone, owner_label, register, unregister
+
+log = logging.getLogger(__name__)
+
+LABEL = "stateact.managed"
+OWNER_LABEL = "stateact.owner"
+ENGINE_HINT = "start it with `bash .ci/install-engine.sh` (or `sudo dockerd &`)"
+_reaped = False
+
+
+_clients = threading.local()
+
+
+def docker_client():
+    """One engine client per thread (creating one costs a version round trip)."""
+    import docker
+    from docker.errors import DockerException
+
+    client = getattr(_clients, "client", None)
+    if client is not None:
+        return client
+    try:
+        client = docker.from_env(timeout=120)
+        client.ping()
+    except DockerException:
+        raise SandboxError(f"the Docker engine is not running or not reachable; {ENGINE_HINT}.") from None
+    _clients.client = client
+    return client
+
+
+def resolve_image(client, image: str) -> str:
+    """The concrete image reference for `image` (a short name like `desktop`, or a full reference)."""
+    from docker.errors import ImageNotFound
+
+    if ":" in image or image.startswith("sha256"):
+        ref, name = image, image.split(":")[0].removeprefix("stateact-")
+    else:
+        from .images.build import image_ref
+
+        name = image.removeprefix("stateact-")
+        ref = image_ref(name)
+    try:
+        client.images.get(ref)
+    except ImageNotFound:
+        raise SandboxError(
+            f"the image {ref} is not built; build it with `stateact image build {name}`."
+        ) from None
+    return ref
+
+
+def reap_orphans(client) -> list[str]:
+    """Remove containers and snapshot images whose owning StateAct process is gone."""
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": LABEL}):
+        if owner_is_gone(container.labels.get(OWNER_LABEL, "")):
+            container.remove(force=True)
+            removed.append(container.name)
+    for image in client.images.list(filters={"label": LABEL}):
+        if owner_is_gone((image.labels or {}).get(OWNER_LABEL, "")):
+            client.images.remove(image.id, force=True)
+            removed.append(image.short_id)
+    if removed:
+        log.info("removed %d orphaned sandbox objects: %s", len(removed), ", ".join(removed))
+    return removed
+
+
+@lru_cache(maxsize=1)
+def _toolbox_tar() -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path in sorted(TOOLBOX_DIR.rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            tar.add(path, arcname=f"stateact/toolbox/{path.relative_to(TOOLBOX_DIR)}", filter=_root_owned)
+    return buffer.getvalue()
+
+
+def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    info.mode = 0o755 if info.isdir() else 0o644
+    return info
+
+
+def _user_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uid = info.gid = 1000
+    info.uname = info.gname = SANDBOX_USER
+    return info
+
+
+class DockerSandbox(ToolboxSandboxMixin):
+    """A sandbox in a Docker container."""
+
+    backend = "docker"
+
+    def __init__(self, config: SandboxConfig, snapshot: Snapshot | None = None):
+        global _reaped
+        self.config = config
+        self.client = docker_client()
+        if not _reaped:
+            _reaped = True
+            reap_orphans(self.client)
+        image = snapshot.ref if snapshot else resolve_image(self.client, config.image)
+        self.id = f"stateact-{uuid.uuid4().hex[:12]}"
+        self.started_at = time.time()
+        self._closed = False
+        self.env = {
+            "HOME": SANDBOX_HOME,
+            "USER": SANDBOX_USER,
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            **config.env,
+        }
+        self.container = self.client.containers.create(
+            image,
+            command=["sleep", "infinity"],
+            name=self.id,
+            init=True,
+            user=SANDBOX_USER,
+            working_dir=SANDBOX_HOME,
+            environment=self.env,
+            network_mode="bridge" if config.network else "none",
+            mem_limit=f"{config.memory_mb}m",
+            memswap_limit=f"{config.memory_mb}m",
+            nano_cpus=int(config.cpus * 1e9),
+            pids_limit=config.pids_limit,
+            cap_drop=["ALL"],
+            cap_add=["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"],
+            security_opt=["no-new-privileges"],
+            shm_size="512m",
+            labels={LABEL: "1", OWNER_LABEL: owner_label()},
+            detach=True,
+        )
+        register(self)
+        try:
+            self.container.put_archive("/opt", _toolbox_tar())
+            self.container.start()
+            self.toolbox = self._start_toolbox()
+        except Exception:
+            self.close()
+            raise
+
+    def _start_toolbox(self) -> ToolboxClient:
+        api = self.client.api
+        exec_id = api.exec_create(
+            self.container.id,
+            ["python3", "-m", "toolbox"],
+            stdin=True,
+            tty=False,
+            user=SANDBOX_USER,
+            workdir=SANDBOX_HOME,
+            environment={**self.env, "PYTHONPATH": "/opt/stateact"},
+        )["Id"]
+        sock = api.exec_start(exec_id, socket=True, demux=False)
+        client = ToolboxClient(DockerExecChannel(sock), self.id)
+        client.wait_ready(self.config.start_timeout_s)
+        return client
+
+    def exec(self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER) -> tuple[int, str]:
+        # The engine's exec has no timeout of its own; coreutils' timeout bounds it inside.
+        wrapped = ["timeout", "-k", "5", str(max(1, int(timeout))), *argv]
+        result = self.container.exec_run(wrapped, user=user, workdir=SANDBOX_HOME, environment=self.env)
+        return result.exit_code, result.output.decode(errors="replace")
+
+    def interactive_argv(self) -> list[str]:
+        """A command line that opens an interactive shell in this sandbox (needs the docker CLI)."""
+        return ["docker", "exec", "-it", "-u", SANDBOX_USER, "-w", SANDBOX_HOME, self.container.id, "bash"]
+
+    def copy_in(self, host_path: Path, sandbox_path: str) -> None:
+        host_path = Path(host_path)
+        if not host_path.exists():
+            raise SandboxError(f"cannot copy {host_path} into the sandbox: it does not exist.")
+        target = PurePosixPath(sandbox_path)
+        code, output = self.exec(["mkdir", "-p", str(target.parent)])
+        if code != 0:
+            raise SandboxError(f"cannot create {target.parent} in the sandbox: {output.strip()}")
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            tar.add(host_path, arcname=target.name, filter=_user_owned)
+        self.container.put_archive(str(target.parent), buffer.getvalue())
+
+    def copy_out(self, sandbox_path: str, host_path: Path) -> None:
+        from docker.errors import NotFound
+
+        try:
+            stream, _ = self.container.get_archive(sandbox_path)
+        except NotFound:
+            raise FileNotFoundError(sandbox_path) from None
+        host_path = Path(host_path)
+        host_path.parent.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream)), mode="r") as tar:
+            _extract_as(tar, host_path)
+
+    def snapshot(self) -> Snapshot:
+        image = self.container.commit(
+            repository="stateact-snapshot",
+            tag=uuid.uuid4().hex[:12],
+            conf={"Labels": {LABEL: "1", OWNER_LABEL: owner_label()}},
+        )
+        return Snapshot(backend=self.backend, ref=image.id, created_at=time.time())
+
+    def discard_snapshot(self, snapshot: Snapshot) -> None:
+        from docker.errors import APIError, NotFound
+
+        try:
+            self.client.images.remove(snapshot.ref, force=True)
+        except (NotFound, APIError) as exc:
+            log.warning("could not remove snapshot %s: %s", snapshot.ref[:19], exc)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        unregister(self)
+        if getattr(self, "toolbox", None):
+            self.toolbox.channel.close()
+        from docker.errors import APIError, NotFound
+
+        try:
+            self.container.remove(force=True)
+        except NotFound:
+            pass
+        except APIError as exc:
+            log.warning("could not remove container %s: %s", self.id, exc)
+
+
+def _extract_as(tar: tarfile.TarFile, host_path: Path) -> None:
+    """Extract the archive's top entry (file or directory) to `host_path`, safely."""
+    members = tar.getmembers()
+    if not members:
+        raise FileNotFoundError(str(host_path))
+    top = members[0].name.split("/")[0]
+    for member in members:
+        relative = PurePosixPath(member.name).relative_to(top)
+        if member.issym() or member.islnk() or ".." in relative.parts:
+            continue
+        destination = host_path / relative if relative.parts else host_path
+        if member.isdir():
+            destination.mkdir(parents=True, exist_ok=True)
+        elif member.isfile():
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            with tar.extractfile(member) as src, open(destination, "wb") as dst:
+                dst.write(src.read())

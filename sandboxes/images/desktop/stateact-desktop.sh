@@ -1,0 +1,108 @@
+#!/bin/bash
+# stateact-desktop start [WIDTHxHEIGHT] | stop | status
+#
+# Runs the sandbox's virtual desktop as the calling user: a D-Bus session bus (AT-SPI needs one),
+# Xvfb on :1 and openbox (without a window manager LibreOffice's dialogs never get keyboard focus).
+# `start` is idempotent and writes the environment to /tmp/stateact-desktop.env, so later commands
+# can `source /tmp/stateact-desktop.env`.
+#
+# LibreOffice's first-start dialogs are suppressed by the pre-seeded profile
+# ~/.config/libreoffice/4/user/registrymodifications.xcu (also in /etc/skel); for a throwaway
+# profile use `soffice -env:UserInstallation=file:///tmp/lo-profile --norestore --nologo`.
+set -u
+
+DISPLAY_NUM=1
+ENV_FILE=/tmp/stateact-desktop.env
+STATE_DIR=/tmp/stateact-desktop
+WAIT_S=15
+
+die() { echo "stateact-desktop: $*" >&2; exit 1; }
+
+display_answers() {
+    DISPLAY=":$DISPLAY_NUM" xdotool getdisplaygeometry >/dev/null 2>&1
+}
+
+pid_alive() { [ -f "$STATE_DIR/$1.pid" ] && kill -0 "$(cat "$STATE_DIR/$1.pid")" 2>/dev/null; }
+
+# Detached from the caller (setsid, no inherited stdio) so `docker exec` returns and the process
+# outlives it.
+spawn() {
+    local name=$1; shift
+    setsid "$@" </dev/null >"$STATE_DIR/$name.log" 2>&1 &
+    echo $! >"$STATE_DIR/$name.pid"
+}
+
+start() {
+    local size=${1:-1280x720}
+    [[ $size =~ ^[0-9]+x[0-9]+$ ]] || die "size must look like 1280x720, got '$size'"
+    mkdir -p "$STATE_DIR"
+
+    if [ -f "$ENV_FILE" ] && display_answers && pid_alive openbox; then
+        cat "$ENV_FILE"
+        return 0
+    fi
+
+    if ! pid_alive dbus; then
+        # dbus-launch prints the address and pid of the bus it forks into the background.
+        local bus
+        bus=$(dbus-launch --sh-syntax </dev/null 2>"$STATE_DIR/dbus.log") || die "dbus-launch failed: $(cat "$STATE_DIR/dbus.log")"
+        eval "$bus"
+        echo "$DBUS_SESSION_BUS_PID" >"$STATE_DIR/dbus.pid"
+        echo "$DBUS_SESSION_BUS_ADDRESS" >"$STATE_DIR/dbus.address"
+    fi
+    DBUS_SESSION_BUS_ADDRESS=$(cat "$STATE_DIR/dbus.address")
+    export DBUS_SESSION_BUS_ADDRESS
+
+    if ! display_answers; then
+        rm -f "/tmp/.X$DISPLAY_NUM-lock" "/tmp/.X11-unix/X$DISPLAY_NUM"
+        spawn xvfb Xvfb ":$DISPLAY_NUM" -screen 0 "${size}x24" -nolisten tcp
+    fi
+    local deadline=$((SECONDS + WAIT_S))
+    until display_answers; do
+        [ $SECONDS -lt $deadline ] || die "Xvfb did not answer within ${WAIT_S}s: $(tail -3 "$STATE_DIR/xvfb.log")"
+        sleep 0.1
+    done
+
+    if ! pid_alive openbox; then
+        DISPLAY=":$DISPLAY_NUM" spawn openbox openbox
+    fi
+    # Windows opened before the window manager owns the screen never get focus, so wait for it.
+    until DISPLAY=":$DISPLAY_NUM" wmctrl -m >/dev/null 2>&1; do
+        [ $SECONDS -lt $deadline ] || die "openbox did not start within ${WAIT_S}s: $(tail -3 "$STATE_DIR/openbox.log")"
+        sleep 0.1
+    done
+
+    {
+        echo "export DISPLAY=:$DISPLAY_NUM"
+        echo "export DBUS_SESSION_BUS_ADDRESS='$DBUS_SESSION_BUS_ADDRESS'"
+    } >"$ENV_FILE.tmp"
+    mv "$ENV_FILE.tmp" "$ENV_FILE"
+    cat "$ENV_FILE"
+}
+
+stop() {
+    local name
+    for name in openbox xvfb dbus; do
+        if pid_alive "$name"; then
+            kill "$(cat "$STATE_DIR/$name.pid")" 2>/dev/null
+        fi
+        rm -f "$STATE_DIR/$name.pid"
+    done
+    rm -f "$ENV_FILE" "$STATE_DIR/dbus.address"
+}
+
+status() {
+    if display_answers; then
+        echo "running: $(DISPLAY=":$DISPLAY_NUM" xdotool getdisplaygeometry)"
+    else
+        echo "stopped"
+        return 1
+    fi
+}
+
+case "${1:-}" in
+    start) shift; start "$@" ;;
+    stop) stop ;;
+    status) status ;;
+    *) echo "usage: stateact-desktop start [WIDTHxHEIGHT] | stop | status" >&2; exit 2 ;;
+esac

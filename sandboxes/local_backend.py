@@ -1,0 +1,182 @@
+"""The daemon-free backend: the toolbox in fresh Linux namespaces made by bubblewrap.
+
+What it isolates: a new network namespace with only `lo` (offline), its own PID, IPC and UTS
+namespaces, a read-only view of the host's /usr and /etc, and a private writable /home/user and /tmp
+backed by a host directory that is removed on close. User `user` (uid 1000) inside.
+What it does not: it shares the host kernel without seccomp filtering beyond bubblewrap's defaults,
+it caps only each process's address space (no cgroup limit on total memory, CPU or process count),
+and it runs the host's own programs (the host needs python3 with pexpect and Pillow; LibreOffice and
+Chromium only if the host has them). Use the docker backend for untrusted work.
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path, PurePosixPath
+
+from .base import SANDBOX_HOME, SANDBOX_USER, TOOLBOX_DIR, SandboxConfig, SandboxError, Snapshot, ToolboxSandboxMixin
+from .channel import PipeChannel
+from .client import ToolboxClient
+from .lifecycle import register, unregister
+
+log = logging.getLogger(__name__)
+
+WRITABLE_ROOTS = {SANDBOX_HOME: "home", "/tmp": "tmp"}
+PASSWD = "root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000:user:/home/user:/bin/bash\n"
+GROUP = "root:x:0:\nuser:x:1000:\n"
+
+
+def bwrap_path() -> str:
+    path = shutil.which("bwrap")
+    if not path:
+        raise SandboxError(
+            "the local backend needs bubblewrap; install it with `apt-get install bubblewrap`."
+        )
+    return path
+
+
+class LocalSandbox(ToolboxSandboxMixin):
+    """A sandbox made of bubblewrap namespaces around a host directory."""
+
+    backend = "local"
+
+    def __init__(self, config: SandboxConfig, snapshot: Snapshot | None = None):
+        self.config = config
+        self.id = f"stateact-local-{uuid.uuid4().hex[:12]}"
+        self.started_at = time.time()
+        self._closed = False
+        self.root = Path(tempfile.mkdtemp(prefix=f"{self.id}-"))
+        register(self)
+        try:
+            self._prepare_root(snapshot)
+            self.process = subprocess.Popen(
+                self._bwrap_argv(["python3", "-m", "toolbox"]),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                preexec_fn=self._limit_resources,
+            )
+            self.toolbox = ToolboxClient(PipeChannel(self.process), self.id)
+            self.toolbox.wait_ready(config.start_timeout_s)
+        except Exception:
+            self.close()
+            raise
+
+    def _prepare_root(self, snapshot: Snapshot | None) -> None:
+        if snapshot:
+            shutil.copytree(snapshot.ref, self.root, dirs_exist_ok=True, symlinks=True)
+        for name in WRITABLE_ROOTS.values():
+            (self.root / name).mkdir(exist_ok=True)
+        (self.root / "passwd").write_text(PASSWD)
+        (self.root / "group").write_text(GROUP)
+
+    def _bwrap_argv(self, argv: list[str]) -> list[str]:
+        python_prefix = Path(sys.base_prefix)
+        python_bin = Path(sys.executable).parent
+        env = {
+            "HOME": SANDBOX_HOME,
+            "USER": SANDBOX_USER,
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "PATH": f"{python_bin}:/usr/local/bin:/usr/bin:/bin",
+            "PYTHONPATH": "/opt/stateact",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            **self.config.env,
+        }
+        command = [bwrap_path(), "--die-with-parent", "--new-session", "--unshare-all"]
+        if self.config.network:
+            command.append("--share-net")
+        command += ["--unshare-user", "--uid", "1000", "--gid", "1000", "--hostname", "stateact"]
+        command += ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+        for link in ("lib", "lib64", "bin", "sbin"):
+            if Path(f"/usr/{link}").exists():
+                command += ["--symlink", f"usr/{link}", f"/{link}"]
+        command += ["--ro-bind", str(self.root / "passwd"), "/etc/passwd"]
+        command += ["--ro-bind", str(self.root / "group"), "/etc/group"]
+        command += ["--proc", "/proc", "--dev", "/dev"]
+        for inside, name in WRITABLE_ROOTS.items():
+            command += ["--bind", str(self.root / name), inside]
+        command += ["--ro-bind", str(TOOLBOX_DIR), "/opt/stateact/toolbox"]
+        if not str(python_prefix).startswith("/usr"):
+            command += ["--ro-bind", str(python_prefix), str(python_prefix)]
+        if sys.prefix != sys.base_prefix:
+            command += ["--ro-bind", sys.prefix, sys.prefix]
+        command += ["--clearenv"]
+        for key, value in env.items():
+            command += ["--setenv", key, value]
+        command += ["--chdir", SANDBOX_HOME, "--", *argv]
+        return command
+
+    def _limit_resources(self) -> None:
+        limit = self.config.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    def exec(self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER) -> tuple[int, str]:
+        result = self.call("proc.run", argv=argv, timeout=timeout)
+        return result["exit_code"], result["output"]
+
+    def interactive_argv(self) -> list[str]:
+        """A shell in namespaces of its own over this sandbox's home and /tmp."""
+        return self._bwrap_argv(["bash"])
+
+    def _host_path(self, sandbox_path: str) -> Path:
+        path = PurePosixPath(sandbox_path)
+        for inside, name in WRITABLE_ROOTS.items():
+            if path == PurePosixPath(inside) or PurePosixPath(inside) in path.parents:
+                return self.root / name / path.relative_to(inside)
+        raise SandboxError(
+            f"the local backend can only copy files under {' or '.join(WRITABLE_ROOTS)}, not {sandbox_path}."
+        )
+
+    def copy_in(self, host_path: Path, sandbox_path: str) -> None:
+        host_path = Path(host_path)
+        if not host_path.exists():
+            raise SandboxError(f"cannot copy {host_path} into the sandbox: it does not exist.")
+        target = self._host_path(sandbox_path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if host_path.is_dir():
+            shutil.copytree(host_path, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(host_path, target)
+
+    def copy_out(self, sandbox_path: str, host_path: Path) -> None:
+        source = self._host_path(sandbox_path)
+        if not source.exists():
+            raise FileNotFoundError(sandbox_path)
+        host_path = Path(host_path)
+        host_path.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, host_path, dirs_exist_ok=True, symlinks=True)
+        else:
+            shutil.copy2(source, host_path)
+
+    def snapshot(self) -> Snapshot:
+        target = Path(tempfile.mkdtemp(prefix=f"{self.id}-snapshot-"))
+        for name in WRITABLE_ROOTS.values():
+            shutil.copytree(self.root / name, target / name, symlinks=True)
+        return Snapshot(backend=self.backend, ref=str(target), created_at=time.time())
+
+    def discard_snapshot(self, snapshot: Snapshot) -> None:
+        shutil.rmtree(snapshot.ref, ignore_errors=True)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        unregister(self)
+        process = getattr(self, "process", None)
+        if process is not None:
+            self.toolbox.channel.close()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        shutil.rmtree(self.root, ignore_errors=True)

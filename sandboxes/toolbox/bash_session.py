@@ -1,0 +1,286 @@
+"""A persistent bash session on a pty, with exact completion detection, exit code and cwd per command.
+
+How a command runs: its text is written to a private file and the shell gets ONE short line that
+prints a start marker, reads the file with the `read` builtin and `eval`s it. After every command
+bash runs PROMPT_COMMAND, which prints an end sentinel carrying `$?` and `$PWD`. Output is what lies
+between the two markers, so the exit code and cwd come back in the same round trip, multi-line
+commands and heredocs behave as typed, and no command is limited by the tty's 4 kB line length.
+The markers are printed through printf arguments, so even if echo comes back on, the echoed command
+line never contains the literal marker.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import select
+import signal
+import time
+from dataclasses import dataclass
+
+import pexpect
+
+from .output import BoundedOutput
+
+READ_CHUNK = 65536
+INTERRUPT_WAIT_S = 1.0
+START_WAIT_S = 10.0
+
+
+@dataclass
+class BashResult:
+    """What one command produced."""
+
+    output: str
+    exit_code: int | None
+    cwd: str
+    timed_out: bool
+    truncated_chars: int
+
+    def as_dict(self) -> dict:
+        return {
+            "output": self.output,
+            "exit_code": self.exit_code,
+            "cwd": self.cwd,
+            "timed_out": self.timed_out,
+            "truncated_chars": self.truncated_chars,
+        }
+
+
+class ShellExited(Exception):
+    """The shell's pty closed: it exited or was killed."""
+
+
+def child_environment() -> dict[str, str]:
+    """The environment for processes the toolbox starts: its own, minus its import path, plus no pagers."""
+    env = dict(os.environ)
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [
+        p
+        for p in env.get("PYTHONPATH", "").split(os.pathsep)
+        if p and os.path.abspath(p) != package_parent
+    ]
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+    else:
+        env.pop("PYTHONPATH", None)
+    env.update(TERM="dumb", PAGER="cat", GIT_PAGER="cat", MANPAGER="cat", SYSTEMD_PAGER="")
+    env.pop("HISTFILE", None)
+    return env
+
+
+class BashSession:
+    """One persistent interactive bash; `run` executes a command and waits for its sentinel."""
+
+    def __init__(self, name: str, workdir: str):
+        self.name = name
+        self._workdir = workdir
+        self._token = secrets.token_hex(6)
+        self._end_prefix = f"__SA{self._token}_E_".encode()
+        self._end_re = re.compile(
+            rb"__SA" + self._token.encode() + rb"_E_(\d+)_(.*?)__SA_END\r?\n", re.S
+        )
+        self._command_file = os.path.join(workdir, f"bash-{self._token}.cmd")
+        self._counter = 0
+        self._leftover = b""  # bytes read past the last marker, not yet consumed
+        self.cwd = os.path.expanduser("~")
+        self.child: pexpect.spawn | None = None
+        self._pending_note = ""
+        self._start()
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def _start(self) -> None:
+        home = os.path.expanduser("~")
+        start_dir = home if os.path.isdir(home) else "/"
+        self.child = pexpect.spawn(
+            "/bin/bash",
+            ["--noprofile", "--norc", "--noediting", "-i"],
+            echo=False,
+            env=child_environment(),
+            cwd=start_dir,
+            dimensions=(50, 250),
+            encoding=None,
+        )
+        # pexpect's default 50 ms pause before every send would dominate the round trip.
+        self.child.delaybeforesend = None
+        setup = (
+            "unset HISTFILE; set +o history; set +H; PS1=''; PS2=''; "
+            "__sa_rc() { return $1; }; "
+            'PROMPT_COMMAND=\'__sa_k=$?; printf "__SA%s_E_%s_%s__SA_END\\n" '
+            f'{self._token} "$__sa_k" "$PWD"\'\n'
+        )
+        self.child.send(setup.encode())
+        self.cwd = start_dir
+        self._leftover = b""
+        try:
+            end = self._read_until_end(BoundedOutput(0), time.monotonic() + START_WAIT_S)
+        except ShellExited:
+            end = None
+        if end is None:
+            self.close()
+            raise RuntimeError("bash did not print its first prompt within 10 s")
+
+    def alive(self) -> bool:
+        return self.child is not None and self.child.isalive()
+
+    def close(self) -> None:
+        """Stop the shell and, through the pty hangup, its jobs."""
+        if self.child is not None:
+            try:
+                self.child.close(force=True)
+            except Exception:  # noqa: BLE001 - a half-dead child must not stop the cleanup
+                pass
+            self.child = None
+        try:
+            os.unlink(self._command_file)
+        except OSError:
+            pass
+
+    def restart(self) -> None:
+        self.close()
+        self._start()
+
+    # -- running commands ----------------------------------------------------------------------
+    def run(self, command: str, timeout: float, max_output: int) -> BashResult:
+        note = self._ensure_alive()
+        self._counter += 1
+        start_marker = f"__SA{self._token}_S{self._counter}__".encode()
+        os.makedirs(os.path.dirname(self._command_file), exist_ok=True)
+        with open(self._command_file, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(command.replace("\0", ""))
+        line = (
+            f"__sa_k=$?; printf '__SA%s_S%s__' {self._token} {self._counter}; "
+            f"IFS= read -r -d '' __sa_cmd < {self._command_file}; __sa_rc $__sa_k; eval \"$__sa_cmd\"\n"
+        )
+        collector = BoundedOutput(max_output)
+        deadline = time.monotonic() + timeout
+        try:
+            self.child.send(line.encode())
+            if not self._skip_until(start_marker, deadline):
+                return self._after_timeout(collector, timeout, note)
+            end = self._read_until_end(collector, deadline)
+        except ShellExited:
+            return self._after_exit(collector, note)
+        if end is None:
+            return self._after_timeout(collector, timeout, note)
+        exit_code, self.cwd = end
+        output, cut = collector.finish()
+        return BashResult(note + output, exit_code, self.cwd, False, cut)
+
+    def interrupt(self) -> str:
+        """Send Ctrl-C and return whatever the shell prints until its next prompt (up to 1 s)."""
+        if not self.alive():
+            return ""
+        collector = BoundedOutput(30000)
+        self.child.sendintr()
+        try:
+            self._read_until_end(collector, time.monotonic() + INTERRUPT_WAIT_S)
+        except ShellExited:
+            pass
+        return collector.finish()[0]
+
+    def _ensure_alive(self) -> str:
+        if self.alive():
+            return ""
+        note = self._pending_note or "[the previous bash session had ended; "
+        self._pending_note = ""
+        self.restart()
+        return f"{note}this command ran in a fresh session, restarted in {self.cwd}]\n"
+
+    def _after_exit(self, collector: BoundedOutput, note: str) -> BashResult:
+        status = None
+        if self.child is not None:
+            self.child.close(force=True)
+            status = (
+                self.child.exitstatus
+                if self.child.exitstatus is not None
+                else self.child.signalstatus
+            )
+        self.child = None
+        self._pending_note = "[the previous bash session exited; "
+        output, cut = collector.finish()
+        message = "\n[bash exited; the next command starts a fresh session]"
+        return BashResult(note + output + message, status, self.cwd, False, cut)
+
+    def _after_timeout(self, collector: BoundedOutput, timeout: float, note: str) -> BashResult:
+        """Interrupt the running command, escalating until the shell answers again, and report it."""
+        how = self._interrupt_until_prompt(collector)
+        output, cut = collector.finish()
+        message = f"\n[command timed out after {timeout:g} s and {how}]"
+        return BashResult(note + output + message, None, self.cwd, True, cut)
+
+    def _interrupt_until_prompt(self, collector: BoundedOutput) -> str:
+        try:
+            for _ in range(3):
+                self.child.sendintr()
+                end = self._read_until_end(collector, time.monotonic() + INTERRUPT_WAIT_S)
+                if end is not None:
+                    self.cwd = end[1]
+                    return "was interrupted"
+            group = os.tcgetpgrp(self.child.child_fd)
+            if group != os.getpgid(self.child.pid):
+                os.killpg(group, signal.SIGKILL)
+                end = self._read_until_end(collector, time.monotonic() + INTERRUPT_WAIT_S)
+                if end is not None:
+                    self.cwd = end[1]
+                    return "its process group was killed after Ctrl-C did not stop it"
+        except (ShellExited, OSError):
+            pass
+        self.restart()
+        return f"the shell did not respond to Ctrl-C, so the session was restarted in {self.cwd}"
+
+    # -- reading the pty -----------------------------------------------------------------------
+    def _read_chunk(self, deadline: float) -> bytes | None:
+        """Next chunk of pty output, or None when the deadline passes first."""
+        fd = self.child.child_fd
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            return None
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except OSError as exc:  # Linux reports a closed pty as EIO
+            raise ShellExited() from exc
+        if not data:
+            raise ShellExited()
+        return data
+
+    def _skip_until(self, marker: bytes, deadline: float) -> bool:
+        """Discard output up to and including `marker` (echo, leftovers of earlier commands)."""
+        window, self._leftover = self._leftover, b""
+        while True:
+            found = window.find(marker)
+            if found != -1:
+                self._leftover = window[found + len(marker) :]
+                return True
+            window = window[-len(marker) :]
+            data = self._read_chunk(deadline)
+            if data is None:
+                return False
+            window += data
+
+    def _read_until_end(self, collector: BoundedOutput, deadline: float) -> tuple[int, str] | None:
+        """Feed output to `collector` until the end sentinel; returns (exit code, cwd) or None on timeout."""
+        pending, self._leftover = self._leftover, b""
+        keep = len(self._end_prefix) - 1
+        while True:
+            found = pending.find(self._end_prefix)
+            if found != -1:
+                collector.feed(pending[:found])
+                pending = pending[found:]
+                match = self._end_re.match(pending)
+                if match:
+                    self._leftover = pending[match.end() :]
+                    cwd = match.group(2).decode("utf-8", errors="replace")
+                    return int(match.group(1)), cwd
+            elif len(pending) > keep:
+                collector.feed(pending[:-keep])
+                pending = pending[-keep:]
+            data = self._read_chunk(deadline)
+            if data is None:
+                collector.feed(pending)
+                return None
+            pending += data

@@ -1,0 +1,286 @@
+"""The toolbox server: one JSON request per line on stdin, one JSON response per line on stdout.
+
+Request  {"id": int, "method": str, "params": {...}}
+Response {"id": int, "result": {...}} or {"id": int|null, "error": {"type": T, "message": str}}
+with T one of ToolError (the model can fix it), BadRequest (malformed request) or Internal (a bug;
+its traceback goes to stderr). On start the server prints {"ready": true, "pid": ..., "python": ...}.
+Requests run one at a time, in order; EOF on stdin stops all sessions and exits 0.
+
+Methods: ping, bash.run, bash.interrupt, bash.restart, python.run, python.restart, editor.run,
+image.view, file.read, file.write, file.stat, fs.changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import signal
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable
+
+from .bash_session import BashSession
+from .editor import Editor
+from .errors import BadRequest, ToolError
+from .files import changed_files, read_file, stat_file, write_file
+from .images import view_image
+from .python_session import PythonSession
+
+REQUIRED = object()
+MAX_BASH_SESSIONS = 16
+DEFAULT_SESSION = "default"
+
+
+def param(params: dict, name: str, kind: type | tuple, default=REQUIRED):
+    """One parameter, type-checked; a missing or mistyped one is a BadRequest naming it."""
+    if name not in params or (params[name] is None and default is not REQUIRED):
+        if default is REQUIRED:
+            raise BadRequest(f"missing required param `{name}`.")
+        return default
+    value = params[name]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds:
+        raise BadRequest(f"param `{name}` must be {_kind_names(kinds)}, not a boolean.")
+    if float in kinds and isinstance(value, int):
+        value = float(value)
+    if not isinstance(value, kinds):
+        raise BadRequest(
+            f"param `{name}` must be {_kind_names(kinds)}, not {type(value).__name__}."
+        )
+    return value
+
+
+def _kind_names(kinds: tuple) -> str:
+    names = {
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        bool: "a boolean",
+        list: "a list",
+    }
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def positive(params: dict, name: str, default: float) -> float:
+    value = param(params, name, float, default)
+    if value <= 0:
+        raise BadRequest(f"param `{name}` must be greater than 0.")
+    return value
+
+
+def non_negative_int(params: dict, name: str, default: int) -> int:
+    value = param(params, name, int, default)
+    if value < 0:
+        raise BadRequest(f"param `{name}` must not be negative.")
+    return value
+
+
+class Toolbox:
+    """Holds the sessions and maps method names to handlers."""
+
+    def __init__(self):
+        self.workdir = tempfile.mkdtemp(prefix="stateact-toolbox-")
+        self.bash_sessions: dict[str, BashSession] = {}
+        self.python: PythonSession | None = None
+        self.editor = Editor(cwd=self.default_cwd)
+        self.methods: dict[str, Callable[[dict], dict]] = {
+            "ping": lambda p: {"pong": True},
+            "bash.run": self.bash_run,
+            "bash.interrupt": self.bash_interrupt,
+            "bash.restart": self.bash_restart,
+            "python.run": self.python_run,
+            "python.restart": self.python_restart,
+            "editor.run": self.editor_run,
+            "image.view": self.image_view,
+            "file.read": lambda p: read_file(
+                param(p, "path", str), non_negative_int(p, "max_bytes", 200_000_000)
+            ),
+            "file.write": self.file_write,
+            "file.stat": lambda p: stat_file(param(p, "path", str)),
+            "fs.changed": self.fs_changed,
+        }
+
+    def default_cwd(self) -> str:
+        session = self.bash_sessions.get(DEFAULT_SESSION)
+        if session is not None:
+            return session.cwd
+        home = os.path.expanduser("~")
+        return home if os.path.isdir(home) else "/"
+
+    def handle(self, method: str, params: dict) -> dict:
+        handler = self.methods.get(method)
+        if handler is None:
+            raise BadRequest(
+                f"unknown method {method!r}; known methods: {', '.join(self.methods)}."
+            )
+        return handler(params)
+
+    def close(self) -> None:
+        for session in self.bash_sessions.values():
+            session.close()
+        self.bash_sessions.clear()
+        if self.python is not None:
+            self.python.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # -- bash ----------------------------------------------------------------------------------
+    def _session(self, params: dict, create: bool = True) -> BashSession | None:
+        name = param(params, "session", str, DEFAULT_SESSION)
+        session = self.bash_sessions.get(name)
+        if session is None and create:
+            if len(self.bash_sessions) >= MAX_BASH_SESSIONS:
+                raise ToolError(
+                    f"Too many bash sessions (limit {MAX_BASH_SESSIONS}); reuse an existing one."
+                )
+            session = self.bash_sessions[name] = BashSession(name, self.workdir)
+        return session
+
+    def bash_run(self, params: dict) -> dict:
+        command = param(params, "command", str)
+        timeout = positive(params, "timeout", 120.0)
+        max_output = non_negative_int(params, "max_output", 30000)
+        return self._session(params).run(command, timeout, max_output).as_dict()
+
+    def bash_interrupt(self, params: dict) -> dict:
+        session = self._session(params, create=False)
+        return {"output": session.interrupt() if session else ""}
+
+    def bash_restart(self, params: dict) -> dict:
+        session = self._session(params, create=False)
+        if session is None:
+            self._session(params)
+        else:
+            session.restart()
+        return {"restarted": True}
+
+    # -- python --------------------------------------------------------------------------------
+    def python_run(self, params: dict) -> dict:
+        code = param(params, "code", str)
+        timeout = positive(params, "timeout", 120.0)
+        max_output = non_negative_int(params, "max_output", 30000)
+        if self.python is None:
+            self.python = PythonSession()
+        return self.python.run(code, timeout, max_output, cwd=self.default_cwd())
+
+    def python_restart(self, params: dict) -> dict:
+        if self.python is None:
+            self.python = PythonSession()
+        else:
+            self.python.restart()
+        return {"restarted": True}
+
+    # -- files ---------------------------------------------------------------------------------
+    def editor_run(self, params: dict) -> dict:
+        known = {
+            "file_text": str,
+            "old_str": str,
+            "new_str": str,
+            "insert_text": str,
+            "insert_line": int,
+            "view_range": list,
+        }
+        extra = {name: param(params, name, kind, None) for name, kind in known.items()}
+        command = param(params, "command", str)
+        path = param(params, "path", str)
+        return {"output": self.editor.run(command, path, **extra)}
+
+    def image_view(self, params: dict) -> dict:
+        return view_image(
+            param(params, "path", str),
+            max_long_edge=int(positive(params, "max_long_edge", 1568)),
+            max_pixels=int(positive(params, "max_pixels", 1_150_000)),
+        )
+
+    def file_write(self, params: dict) -> dict:
+        return write_file(
+            param(params, "path", str),
+            param(params, "data_b64", str),
+            mode=param(params, "mode", int, None),
+            mkdirs=param(params, "mkdirs", bool, True),
+        )
+
+    def fs_changed(self, params: dict) -> dict:
+        roots = param(params, "roots", list, ["/home/user", "/tmp"])
+        if not all(isinstance(root, str) for root in roots):
+            raise BadRequest("param `roots` must be a list of strings.")
+        return changed_files(
+            param(params, "since", float),
+            roots,
+            non_negative_int(params, "limit", 2000),
+            skip=(self.workdir,),
+        )
+
+
+def respond(request_id, body: dict) -> bytes:
+    return (json.dumps({"id": request_id, **body}, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def error(request_id, kind: str, message: str) -> bytes:
+    return respond(request_id, {"error": {"type": kind, "message": message}})
+
+
+def serve_line(toolbox: Toolbox, line: bytes) -> bytes:
+    """The response line for one request line; never raises."""
+    try:
+        request = json.loads(line)
+    except ValueError as exc:
+        return error(None, "BadRequest", f"the request line is not valid JSON ({exc}).")
+    if not isinstance(request, dict):
+        return error(
+            None, "BadRequest", "the request must be a JSON object with id, method and params."
+        )
+    request_id = request.get("id")
+    if not isinstance(request_id, int) or isinstance(request_id, bool):
+        return error(None, "BadRequest", "the request needs an integer `id`.")
+    method, params = request.get("method"), request.get("params", {})
+    if not isinstance(method, str):
+        return error(request_id, "BadRequest", "the request needs a string `method`.")
+    if not isinstance(params, dict):
+        return error(request_id, "BadRequest", "`params` must be a JSON object.")
+    try:
+        return respond(request_id, {"result": toolbox.handle(method, params)})
+    except ToolError as exc:
+        return error(request_id, "ToolError", str(exc))
+    except BadRequest as exc:
+        return error(request_id, "BadRequest", str(exc))
+    except Exception as exc:  # noqa: BLE001 - a bug in one method must not take the server down
+        traceback.print_exc(file=sys.stderr)
+        summary = str(exc).splitlines()[0] if str(exc) else ""
+        return error(
+            request_id, "Internal", f"{method} failed: {type(exc).__name__}: {summary}".rstrip(": ")
+        )
+
+
+def main() -> None:
+    # Keep the protocol stream to ourselves: anything else printing to fd 1 lands on stderr.
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    requests = os.fdopen(os.dup(0), "rb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+
+    def stop(signum, frame):
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
+    toolbox = Toolbox()
+    try:
+        ready = {"ready": True, "pid": os.getpid(), "python": platform.python_version()}
+        protocol_out.write((json.dumps(ready) + "\n").encode())
+        protocol_out.flush()
+        for line in requests:
+            if not line.strip():
+                continue
+            protocol_out.write(serve_line(toolbox, line))
+            protocol_out.flush()
+    except BrokenPipeError:
+        pass
+    finally:
+        toolbox.close()
+    sys.exit(0)

@@ -1,0 +1,121 @@
+"""Score a task's final state with its evaluator, with OSWorld's semantics (see reference/osworld.md).
+
+`evaluate` never raises: an unknown metric, a failing getter or a broken file makes that metric 0
+with the reason in its `error`, and the task is scored from the metric values by the `conj` rule.
+Running `postconfig` (saving files in a live machine) is the caller's job; this takes the state as is.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from pydantic import BaseModel
+
+import tasks.metrics  # noqa: F401  (registers every metric)
+from harness.core import StateActError, ToolError
+from tasks.getters import GetterContext, StateSource, run_getter
+from tasks.metrics.registry import METRICS
+from tasks.schema import Task
+
+FAIL_ACTION = "FAIL"
+
+
+class MetricResult(BaseModel):
+    """One metric's outcome."""
+
+    name: str
+    """The OSWorld metric name."""
+    value: float
+    """Its value in [0, 1]; 0 when it could not be computed."""
+    error: str | None = None
+    """Why it could not be computed, if it could not."""
+
+
+class EvalResult(BaseModel):
+    """A task's score and how it came about."""
+
+    score: float
+    """The task score in [0, 1]."""
+    metrics: list[MetricResult]
+    """Each metric of the evaluator, in order."""
+    error: str | None = None
+    """A task-level problem (the first metric error), if any."""
+
+
+def combine(values: list[float], conj: str) -> float:
+    """OSWorld's combination: `and` is 0 if any metric is 0 else the mean; `or` 1 if any is 1 else the max."""
+    if len(values) == 1:
+        return values[0]
+    if conj == "or":
+        return 1.0 if any(v >= 1.0 for v in values) else max(values)
+    return 0.0 if any(v == 0.0 for v in values) else sum(values) / len(values)
+
+
+def run_metric(name: str, result_spec, expected_spec, options, ctx: GetterContext) -> MetricResult:
+    """One metric on freshly fetched getter values; any failure becomes an error result."""
+    try:
+        fn = METRICS.get(name)
+        if fn is None:
+            return MetricResult(name=name, value=0.0, error=f"unknown metric {name!r}")
+        # Result and expected files land in separate folders: tasks give both the same `dest`.
+        result = run_getter(result_spec, replace(ctx, work_dir=ctx.work_dir / "result"))
+        kwargs = options if isinstance(options, dict) else {}
+        if expected_spec is not None:
+            expected = run_getter(expected_spec, replace(ctx, work_dir=ctx.work_dir / "expected"))
+            value = fn(result, expected, **kwargs)
+        else:
+            value = fn(result, **kwargs)
+        value = float(value)
+        if not 0.0 <= value <= 1.0:
+            return MetricResult(
+                name=name, value=0.0, error=f"metric {name} returned {value}, outside [0, 1]"
+            )
+        return MetricResult(name=name, value=value)
+    except Exception as exc:  # noqa: BLE001 -- a task's scoring must never crash the run
+        reason = str(exc) or type(exc).__name__
+        if not isinstance(exc, StateActError | ToolError):
+            reason = f"{type(exc).__name__}: {reason}"
+        return MetricResult(name=name, value=0.0, error=reason)
+
+
+def evaluate(
+    task: Task,
+    source: StateSource,
+    cache_dir: Path | None = None,
+    work_dir: Path | None = None,
+    final_action: str | None = None,
+) -> EvalResult:
+    """Score `task` against the state `source` exposes; never raises."""
+    evaluator = task.evaluator
+    funcs = evaluator.funcs
+    if funcs == ["infeasible"]:
+        value = 1.0 if final_action == FAIL_ACTION else 0.0
+        return EvalResult(score=value, metrics=[MetricResult(name="infeasible", value=value)])
+    if final_action == FAIL_ACTION:
+        results = [
+            MetricResult(name=n, value=0.0, error="the agent declared the task infeasible")
+            for n in funcs
+        ]
+        return EvalResult(
+            score=0.0, metrics=results, error="the agent declared a feasible task infeasible"
+        )
+    with tempfile.TemporaryDirectory(prefix="stateact-eval-") as scratch:
+        base = Path(work_dir) if work_dir is not None else Path(scratch)
+        results = []
+        specs = zip(
+            funcs,
+            evaluator.aligned("result"),
+            evaluator.aligned("expected"),
+            evaluator.aligned("options"),
+            strict=True,
+        )
+        for index, (name, result_spec, expected_spec, options) in enumerate(specs):
+            # Each metric gets its own folder: two metrics often fetch the same `dest` name.
+            fetched = base / "evaluation" / f"metric{index}"
+            ctx = GetterContext(task, source, cache_dir, fetched, outputs_dir=work_dir)
+            results.append(run_metric(name, result_spec, expected_spec, options, ctx))
+    score = combine([m.value for m in results], evaluator.conj)
+    first_error = next((f"{m.name}: {m.error}" for m in results if m.error), None)
+    return EvalResult(score=score, metrics=results, error=first_error)

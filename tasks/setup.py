@@ -1,0 +1,253 @@
+"""Run OSWorld setup (and postconfig) steps inside a sandbox, through the `Sandbox` protocol only.
+
+GUI programs need the desktop: before the first GUI step the sandbox's `stateact-desktop start WxH`
+(provided by the desktop image) starts the X server and window manager and writes
+`/tmp/stateact-desktop.env`, which every command here sources. GUI programs start detached
+(`setsid nohup ... &`) so that a step returns while the program keeps running.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from harness.core import StateActError
+from sandboxes.base import SANDBOX_HOME, SANDBOX_USER, Sandbox
+from tasks.cache import resolve_source
+from tasks.schema import SetupStep, Task
+
+DESKTOP_ENV = "/tmp/stateact-desktop.env"
+SOURCE_DESKTOP = f"[ -f {DESKTOP_ENV} ] && . {DESKTOP_ENV}; "
+STEP_TYPES = {
+    "download",
+    "open",
+    "launch",
+    "execute",
+    "command",
+    "sleep",
+    "activate_window",
+    "close_window",
+}
+GUI_STEPS = {"open", "launch", "activate_window", "close_window"}
+OFFICE_MODES = {
+    ".xlsx": "--calc",
+    ".xls": "--calc",
+    ".ods": "--calc",
+    ".csv": "--calc",
+    ".docx": "--writer",
+    ".doc": "--writer",
+    ".odt": "--writer",
+    ".rtf": "--writer",
+    ".pptx": "--impress",
+    ".ppt": "--impress",
+    ".odp": "--impress",
+}
+
+
+def default_placeholders(width: int, height: int, password: str = "password") -> dict[str, str]:
+    """The placeholder values OSWorld substitutes into setup commands."""
+    return {
+        "SCREEN_WIDTH": str(width),
+        "SCREEN_HEIGHT": str(height),
+        "SCREEN_WIDTH_HALF": str(width // 2),
+        "SCREEN_HEIGHT_HALF": str(height // 2),
+        "CLIENT_PASSWORD": password,
+    }
+
+
+def substitute_placeholders(value: Any, placeholders: dict[str, str]) -> Any:
+    """`{NAME}` replaced by its value in every string inside `value`; other text is left alone."""
+    if isinstance(value, str):
+        for name, replacement in placeholders.items():
+            value = value.replace("{" + name + "}", str(replacement))
+        return value
+    if isinstance(value, list):
+        return [substitute_placeholders(item, placeholders) for item in value]
+    if isinstance(value, dict):
+        return {key: substitute_placeholders(item, placeholders) for key, item in value.items()}
+    return value
+
+
+def open_command(path: str) -> list[str]:
+    """The command that opens `path` with its desktop application."""
+    mode = OFFICE_MODES.get(PurePosixPath(path).suffix.lower())
+    return ["soffice", mode, path] if mode else ["xdg-open", path]
+
+
+def command_text(command: str | list[str]) -> str:
+    """A command as one bash command line (a list is quoted word by word)."""
+    if isinstance(command, list):
+        return shlex.join(str(part) for part in command)
+    return command
+
+
+def detached(command_line: str, log_name: str) -> str:
+    """Shell text that starts `command_line` in its own session and returns at once."""
+    inner = shlex.quote(command_line)
+    return (
+        f"cd {SANDBOX_HOME}; setsid nohup bash -c {inner} >/tmp/{log_name}.log 2>&1 < /dev/null &"
+    )
+
+
+def window_activate_script(name: str, strict: bool, by_class: bool) -> str:
+    """Shell text that raises the first window matching `name` (title or class); fails if none."""
+    flag = "--class" if by_class else "--name"
+    pattern = f"^{_regex_escape(name)}$" if strict else _regex_escape(name)
+    return (
+        f"wid=$(xdotool search --onlyvisible {flag} {shlex.quote(pattern)} | head -n1); "
+        f'if [ -n "$wid" ]; then xdotool windowactivate --sync "$wid"; '
+        f"else wmctrl {'-x ' if by_class else ''}-a {shlex.quote(name)}; fi"
+    )
+
+
+def window_close_script(name: str, strict: bool, by_class: bool) -> str:
+    flag = "--class" if by_class else "--name"
+    pattern = f"^{_regex_escape(name)}$" if strict else _regex_escape(name)
+    return (
+        f"wid=$(xdotool search {flag} {shlex.quote(pattern)} | head -n1); "
+        f'if [ -n "$wid" ]; then xdotool windowclose "$wid"; '
+        f"else wmctrl {'-x ' if by_class else ''}-c {shlex.quote(name)}; fi"
+    )
+
+
+def _regex_escape(text: str) -> str:
+    # xdotool takes POSIX extended regexes; escape their metacharacters.
+    return "".join("\\" + c if c in ".^$*+?()[]{}|\\" else c for c in text)
+
+
+@dataclass
+class SetupRunner:
+    """Runs steps in one sandbox; remembers whether the desktop is up."""
+
+    sandbox: Sandbox
+    task: Task
+    cache_dir: Path | None
+    placeholders: dict[str, str]
+    outputs_dir: Path | None = None
+    """Host folder for an execute step's `stdout`/`stderr` files (read later by `cache_file`)."""
+    desktop_started: bool = False
+    launched: int = field(default=0)
+
+    def bash(
+        self, script: str, timeout: float = 120.0, user: str = SANDBOX_USER
+    ) -> tuple[int, str]:
+        return self.sandbox.exec(
+            ["bash", "-c", SOURCE_DESKTOP + script], timeout=timeout, user=user
+        )
+
+    def must(self, script: str, what: str, timeout: float = 120.0) -> str:
+        code, output = self.bash(script, timeout)
+        if code != 0:
+            raise StateActError(f"{what} failed (exit {code}): {output.strip()[-300:]}")
+        return output
+
+    def ensure_desktop(self) -> None:
+        if self.desktop_started or self.bash(f"test -f {DESKTOP_ENV}")[0] == 0:
+            self.desktop_started = True
+            return
+        size = f"{self.placeholders.get('SCREEN_WIDTH', 1280)}x{self.placeholders.get('SCREEN_HEIGHT', 720)}"
+        self.must(f"stateact-desktop start {size}", "starting the desktop", timeout=90.0)
+        self.desktop_started = True
+
+    def start_detached(self, command_line: str) -> None:
+        self.launched += 1
+        self.must(
+            detached(command_line, f"stateact-launch-{self.launched}"), "starting the program"
+        )
+
+    def download(self, params: dict) -> None:
+        for item in params.get("files", []):
+            host = resolve_source(str(item["url"]), self.task, self.cache_dir)
+            path = str(item["path"])
+            self.must(
+                f"mkdir -p {shlex.quote(str(PurePosixPath(path).parent))}",
+                f"making the folder for {path}",
+            )
+            self.sandbox.copy_in(host, path)
+            code, _ = self.sandbox.exec(
+                ["chown", f"{SANDBOX_USER}:{SANDBOX_USER}", path], user="root"
+            )
+            if code != 0 and self.bash(f"test -O {shlex.quote(path)}")[0] != 0:
+                raise StateActError(f"{path} could not be given to user {SANDBOX_USER}")
+
+    def open(self, params: dict) -> None:
+        self.start_detached(command_text(open_command(str(params["path"]))))
+
+    def launch(self, params: dict) -> None:
+        self.start_detached(command_text(params["command"]))
+
+    def execute(self, params: dict) -> None:
+        command = command_text(params["command"])
+        until = params.get("until") or {}
+        for _attempt in range(10 if until else 1):
+            code, output = self.bash(
+                f"cd {SANDBOX_HOME}; {command}", timeout=float(params.get("timeout", 120))
+            )
+            if not until or self.until_met(until, code, output):
+                break
+            time.sleep(1.0)
+        else:
+            raise StateActError(f"the command never met its 'until' condition {until}")
+        for key in ("stdout", "stderr"):
+            # The sandbox gives one combined output stream, so both files get it.
+            if params.get(key) and self.outputs_dir is not None:
+                self.outputs_dir.mkdir(parents=True, exist_ok=True)
+                (self.outputs_dir / str(params[key])).write_text(output, encoding="utf-8")
+
+    @staticmethod
+    def until_met(until: dict, code: int, output: str) -> bool:
+        if "returncode" in until and code != int(until["returncode"]):
+            return False
+        return all(str(until[key]) in output for key in ("stdout", "stderr") if key in until)
+
+    def sleep(self, params: dict) -> None:
+        time.sleep(float(params.get("seconds", 1)))
+
+    def activate_window(self, params: dict) -> None:
+        script = window_activate_script(
+            str(params["window_name"]),
+            bool(params.get("strict", False)),
+            bool(params.get("by_class", False)),
+        )
+        self.must(script, f"activating the window {params['window_name']!r}")
+
+    def close_window(self, params: dict) -> None:
+        script = window_close_script(
+            str(params["window_name"]),
+            bool(params.get("strict", False)),
+            bool(params.get("by_class", False)),
+        )
+        self.must(script, f"closing the window {params['window_name']!r}")
+
+    def run(self, index: int, step: SetupStep) -> None:
+        if step.type not in STEP_TYPES:
+            raise StateActError(f"setup step {index} has the unsupported type {step.type!r}")
+        params = substitute_placeholders(step.parameters, self.placeholders)
+        handler = self.execute if step.type == "command" else getattr(self, step.type)
+        try:
+            if step.type in GUI_STEPS:
+                self.ensure_desktop()
+            handler(params)
+        except (StateActError, KeyError, ValueError, TypeError, OSError) as exc:
+            detail = f"missing parameter {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise StateActError(f"setup step {index} ({step.type}) failed: {detail}") from None
+
+
+def run_setup(
+    steps: list[SetupStep],
+    sandbox: Sandbox,
+    task: Task,
+    cache_dir: Path | None,
+    placeholders: dict[str, str] | None = None,
+    outputs_dir: Path | None = None,
+) -> SetupRunner:
+    """Run `steps` in order; raises StateActError naming the first step that fails."""
+    runner = SetupRunner(
+        sandbox, task, cache_dir, placeholders or default_placeholders(1280, 720), outputs_dir
+    )
+    for index, step in enumerate(steps):
+        runner.run(index, step)
+    return runner
