@@ -14,7 +14,15 @@ import json
 import logging
 from pathlib import Path
 
-from harness.core import BudgetExceeded, Finished, Model, StateActError, ToolError, ToolResult, ToolSpec
+from harness.core import (
+    BudgetExceeded,
+    Finished,
+    Model,
+    StateActError,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
 from harness.loop import LoopConfig, RunStats, ToolLoop
 from harness.records import RunRecord
 from harness.tools import BashTool, EditorTool

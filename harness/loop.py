@@ -8,9 +8,9 @@ check raises `BudgetExceeded`.
 from __future__ import annotations
 
 import inspect
-from collections import Counter
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,6 +21,8 @@ from .records import RunRecord
 
 log = logging.getLogger(__name__)
 
+TOOLSET_KEY = "_toolset_name"  # set on tool_use blocks by the Anthropic client for toolset members
+TOOLSET_NOT_RUN = "Not executed: an earlier computer action in this turn failed."
 NO_TOOL_NUDGE = (
     "No tool was called. Keep working with the tools; when the work is done, call `{finish}`."
 )
@@ -120,13 +122,21 @@ class ToolLoop:
             nudge = NO_TOOL_NUDGE.format(finish=self.finish_tool)
             self._append_user([{"type": "text", "text": nudge}])
             return
-        results, ended = [], None
+        results, ended, failed_toolsets = [], None, set()
         for block in reply.tool_uses:
             if ended is not None:
                 results.append(_result_block(block, ToolResult(error="Not run: the task already ended.")))
                 continue
+            toolset = block.get(TOOLSET_KEY)
+            if toolset and toolset in failed_toolsets:
+                # A toolset batch runs in order and stops at its first failure (Anthropic's contract).
+                results.append(_result_block(block, ToolResult(error=TOOLSET_NOT_RUN)))
+                continue
             try:
-                results.append(_result_block(block, self.execute(block)))
+                result = self.execute(block)
+                results.append(_result_block(block, result))
+                if toolset and result.error is not None:
+                    failed_toolsets.add(toolset)
             except Finished as finished:
                 results.append(_result_block(block, ToolResult(output=finished.message or finished.status)))
                 ended = finished
@@ -185,9 +195,12 @@ class ToolLoop:
 
 
 def _result_block(tool_use: dict, result: ToolResult) -> dict:
-    return {
+    block = {
         "type": "tool_result",
         "tool_use_id": tool_use.get("id", ""),
         "content": result.to_blocks(),
         "is_error": result.error is not None,
     }
+    if tool_use.get(TOOLSET_KEY):
+        block[TOOLSET_KEY] = tool_use[TOOLSET_KEY]  # toolset members' results must echo their toolset
+    return block

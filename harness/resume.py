@@ -70,6 +70,8 @@ def restore_main_agent(agent, record: RunRecord, sandbox) -> None:
             for use in pending_results["main"]
         ]})  # fmt: skip
     loop.messages = messages
+    if hasattr(loop.model, "fast_forward"):  # scripted and replayed models continue where they were
+        loop.model.fast_forward(loop.turns)
     record.append("resumed", agent="harness", replayed_calls=replayed, restored_messages=len(messages))
     log.info("resumed: %d messages restored, %d tool calls replayed", len(messages), replayed)
 

@@ -34,8 +34,13 @@ def run_task(
     model: Model | None = None,
     gate_model: Model | None = None,
     on_turn=None,
+    after_run=None,
 ) -> dict:
-    """Run `task` under `config`, writing the run directory `out_dir`; returns result.json's content."""
+    """Run `task` under `config`, writing the run directory `out_dir`; returns result.json's content.
+
+    `after_run(sandbox)`, when given, runs once the agent has ended and the task is scored, before the
+    sandbox closes (to copy results out); a `StateActError` from it becomes the result's error.
+    """
     task = task if isinstance(task, Task) else load_task(task)
     out_dir = Path(out_dir)
     if resume and (out_dir / "result.json").exists():
@@ -60,6 +65,8 @@ def run_task(
         end = _run_agent(task, model, gate_model, sandbox, config, record, stats, started_at, resume, outcome)
         outcome.status, outcome.final_action = end.status, ("FAIL" if end.status == "infeasible" else None)
         _score(task, sandbox, config, outcome)
+        if after_run is not None:
+            after_run(sandbox)
     except StateActError as exc:
         outcome.fail(_error_status(exc, outcome.status), str(exc))
     except Exception as exc:  # a bug must still leave a result and no sandbox behind

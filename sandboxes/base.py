@@ -64,8 +64,8 @@ class Sandbox(Protocol):
     id: str
     backend: str
 
-    def call(self, method: str, timeout: float | None = None, **params) -> dict:
-        """Call a toolbox method and return its result; raises `ToolboxError` for its errors."""
+    def call(self, method: str, *, wait_s: float | None = None, **params) -> dict:
+        """Call a toolbox method and return its result; raises `ToolError` for its errors."""
         ...
 
     def exec(self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER) -> tuple[int, str]:
@@ -96,8 +96,8 @@ class Snapshot:
 class ToolboxSandboxMixin:
     """What every backend shares once it has a toolbox client: calls and context-manager closing."""
 
-    def call(self, method: str, timeout: float | None = None, **params) -> dict:
-        return self.toolbox.call(method, timeout=timeout, **params)
+    def call(self, method: str, *, wait_s: float | None = None, **params) -> dict:
+        return self.toolbox.call(method, wait_s=wait_s, **params)
 
     def __enter__(self):
         return self

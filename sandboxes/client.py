@@ -43,11 +43,15 @@ class ToolboxClient:
             raise SandboxError(f"the toolbox in sandbox {self.sandbox_id} did not report ready.")
         return hello
 
-    def call(self, method: str, timeout: float | None = None, **params) -> dict:
-        """Run `method` in the toolbox; raises ToolError for errors the model can act on."""
+    def call(self, method: str, *, wait_s: float | None = None, **params) -> dict:
+        """Run `method` in the toolbox; raises ToolError for errors the model can act on.
+
+        `wait_s` bounds how long the host waits for the answer; by default the method's own
+        `timeout` param plus a grace period.
+        """
         if self._broken:
             raise SandboxError(self._broken)
-        wait = _answer_timeout(params, timeout)
+        wait = _answer_timeout(params, wait_s)
         with self._lock:
             request_id = next(self._ids)
             payload = json.dumps({"id": request_id, "method": method, "params": params})
@@ -70,9 +74,9 @@ class ToolboxClient:
         return reply["result"]
 
 
-def _answer_timeout(params: dict, timeout: float | None) -> float:
-    if timeout is not None:
-        return timeout
+def _answer_timeout(params: dict, wait_s: float | None) -> float:
+    if wait_s is not None:
+        return wait_s
     own = params.get("timeout")
     if isinstance(own, int | float):
         return float(own) + ANSWER_GRACE_S

@@ -16,7 +16,15 @@ import uuid
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
-from .base import SANDBOX_HOME, SANDBOX_USER, TOOLBOX_DIR, SandboxConfig, SandboxError, Snapshot, ToolboxSandboxMixin
+from .base import (
+    SANDBOX_HOME,
+    SANDBOX_USER,
+    TOOLBOX_DIR,
+    SandboxConfig,
+    SandboxError,
+    Snapshot,
+    ToolboxSandboxMixin,
+)
 from .channel import DockerExecChannel
 from .client import ToolboxClient
 from .lifecycle import owner_is_gone, owner_label, register, unregister

@@ -21,7 +21,15 @@ import time
 import uuid
 from pathlib import Path, PurePosixPath
 
-from .base import SANDBOX_HOME, SANDBOX_USER, TOOLBOX_DIR, SandboxConfig, SandboxError, Snapshot, ToolboxSandboxMixin
+from .base import (
+    SANDBOX_HOME,
+    SANDBOX_USER,
+    TOOLBOX_DIR,
+    SandboxConfig,
+    SandboxError,
+    Snapshot,
+    ToolboxSandboxMixin,
+)
 from .channel import PipeChannel
 from .client import ToolboxClient
 from .lifecycle import register, unregister
@@ -74,18 +82,24 @@ class LocalSandbox(ToolboxSandboxMixin):
             shutil.copytree(snapshot.ref, self.root, dirs_exist_ok=True, symlinks=True)
         for name in WRITABLE_ROOTS.values():
             (self.root / name).mkdir(exist_ok=True)
+        # Login shells reset PATH, so the host's Python (with the office libraries) is put where every
+        # PATH looks: a bin folder mounted over /usr/local/bin.
+        bin_dir = self.root / "bin"
+        bin_dir.mkdir(exist_ok=True)
+        for name in ("python3", "python"):
+            if not (bin_dir / name).exists():
+                (bin_dir / name).symlink_to(sys.executable)
         (self.root / "passwd").write_text(PASSWD)
         (self.root / "group").write_text(GROUP)
 
     def _bwrap_argv(self, argv: list[str]) -> list[str]:
         python_prefix = Path(sys.base_prefix)
-        python_bin = Path(sys.executable).parent
         env = {
             "HOME": SANDBOX_HOME,
             "USER": SANDBOX_USER,
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
-            "PATH": f"{python_bin}:/usr/local/bin:/usr/bin:/bin",
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
             "PYTHONPATH": "/opt/stateact",
             "PYTHONDONTWRITEBYTECODE": "1",
             **self.config.env,
@@ -98,6 +112,7 @@ class LocalSandbox(ToolboxSandboxMixin):
         for link in ("lib", "lib64", "bin", "sbin"):
             if Path(f"/usr/{link}").exists():
                 command += ["--symlink", f"usr/{link}", f"/{link}"]
+        command += ["--ro-bind", str(self.root / "bin"), "/usr/local/bin"]
         command += ["--ro-bind", str(self.root / "passwd"), "/etc/passwd"]
         command += ["--ro-bind", str(self.root / "group"), "/etc/group"]
         command += ["--proc", "/proc", "--dev", "/dev"]

@@ -1,0 +1,33 @@
+"""Fresh-context specialists the main agent delegates to: worker (code tools), gui (screen), web (DOM)."""
+
+from __future__ import annotations
+
+from harness.core import Tool
+
+from .delegate import SPECIALISTS, DelegateTool, ReportTool, available_specialists
+from .desktop import Desktop
+from .gui import ComputerTool, ScreenScale, screen_scale
+from .web import Browser, web_tools
+
+__all__ = [
+    "SPECIALISTS",
+    "Browser",
+    "ComputerTool",
+    "DelegateTool",
+    "Desktop",
+    "ReportTool",
+    "ScreenScale",
+    "available_specialists",
+    "main_agent_extra_tools",
+    "screen_scale",
+    "web_tools",
+]
+
+
+def main_agent_extra_tools(sandbox, config, model, stats=None) -> list[Tool]:
+    """Tools the main agent gets besides its own: under the `no-act` ablation the `computer` tool
+    itself (and `delegate` offers no `gui`); none otherwise."""
+    if config.preset != "no-act":
+        return []
+    desktop = Desktop(sandbox, tuple(config.sandbox.display_size))
+    return [ComputerTool(desktop, model.name, stats)]

@@ -20,6 +20,7 @@ from tasks.metrics.registry import METRICS
 from tasks.schema import Task
 
 FAIL_ACTION = "FAIL"
+FILE_GETTERS = {"vm_file", "cache_file", "local_file"}
 
 
 class MetricResult(BaseModel):
@@ -61,6 +62,15 @@ def run_metric(name: str, result_spec, expected_spec, options, ctx: GetterContex
             return MetricResult(name=name, value=0.0, error=f"unknown metric {name!r}")
         # Result and expected files land in separate folders: tasks give both the same `dest`.
         result = run_getter(result_spec, replace(ctx, work_dir=ctx.work_dir / "result"))
+        if (
+            result is None
+            and isinstance(result_spec, dict)
+            and result_spec.get("type") in FILE_GETTERS
+        ):
+            missing = result_spec.get("path")
+            return MetricResult(
+                name=name, value=0.0, error=f"the result file {missing} does not exist"
+            )
         kwargs = options if isinstance(options, dict) else {}
         if expected_spec is not None:
             expected = run_getter(expected_spec, replace(ctx, work_dir=ctx.work_dir / "expected"))

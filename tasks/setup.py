@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness.core import StateActError
+from harness.core import StateActError, ToolError
 from sandboxes.base import SANDBOX_HOME, SANDBOX_USER, Sandbox
 from tasks.cache import resolve_source
 from tasks.schema import SetupStep, Task
@@ -180,6 +180,8 @@ class SetupRunner:
         self.start_detached(command_text(params["command"]))
 
     def execute(self, params: dict) -> None:
+        # The command's exit code does not fail the step: tasks run `diff` or `pkill` and judge
+        # their output later, as OSWorld does.
         command = command_text(params["command"])
         until = params.get("until") or {}
         for _attempt in range(10 if until else 1):
@@ -231,7 +233,7 @@ class SetupRunner:
             if step.type in GUI_STEPS:
                 self.ensure_desktop()
             handler(params)
-        except (StateActError, KeyError, ValueError, TypeError, OSError) as exc:
+        except (StateActError, ToolError, KeyError, ValueError, TypeError, OSError) as exc:
             detail = f"missing parameter {exc}" if isinstance(exc, KeyError) else str(exc)
             raise StateActError(f"setup step {index} ({step.type}) failed: {detail}") from None
 

@@ -8,7 +8,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from harness.core import BudgetExceeded, StateActError, ToolResult, ToolSpec, image_block
+from harness.core import BudgetExceeded, Model, StateActError, ToolResult, ToolSpec, image_block
 from harness.models import ModelConfig, make_model
 from harness.models.anthropic_model import AnthropicModel, computer_tool_version
 from harness.models.openai_model import INVALID_ARGUMENTS_KEY, OpenAIModel
@@ -55,7 +55,9 @@ def breakpoints(request: dict) -> list[str]:
     """Where the request's cache_control markers sit."""
     found = [f"system{i}" for i, b in enumerate(request.get("system", [])) if "cache_control" in b]
     found += [
-        f"tool:{t.get('name') or t['type']}" for t in request.get("tools", []) if "cache_control" in t
+        f"tool:{t.get('name') or t['type']}"
+        for t in request.get("tools", [])
+        if "cache_control" in t
     ]
     for i, message in enumerate(request["messages"]):
         found += [f"msg{i}.{j}" for j, b in enumerate(message["content"]) if "cache_control" in b]
@@ -623,7 +625,7 @@ def test_make_model_anthropic_needs_a_key(monkeypatch):
     ):
         make_model("anthropic/claude-sonnet-4-5")
     model = make_model("anthropic/claude-sonnet-4-5", ModelConfig(api_key="k"))
-    assert model.context_window == 200_000
+    assert isinstance(model, Model) and model.context_window == 200_000
 
 
 @pytest.mark.parametrize(

@@ -54,7 +54,9 @@ class ToolboxProcess:
 
     def request(self, method: str, **params) -> dict:
         self._next_id += 1
-        response = self.send_raw(json.dumps({"id": self._next_id, "method": method, "params": params}).encode())
+        response = self.send_raw(
+            json.dumps({"id": self._next_id, "method": method, "params": params}).encode()
+        )
         assert response["id"] == self._next_id
         return response
 
@@ -124,7 +126,9 @@ def test_eof_stops_children_and_exits_zero(tmp_path):
     client.call("python.run", code="1")
     assert client.close() == 0
     time.sleep(0.2)
-    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    assert (
+        not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    )
 
 
 # -- bash ---------------------------------------------------------------------------------------
@@ -145,6 +149,14 @@ def test_multiline_heredoc_and_special_characters(toolbox):
     # Longer than the tty's 4 kB line limit.
     long_text = "x" * 10000
     assert bash(toolbox, f"echo {long_text} | wc -c")["output"].strip() == "10001"
+
+
+def test_unicode_and_a_replaced_prompt_command(toolbox):
+    result = bash(toolbox, "echo 'Zoë ✓ ü'; PROMPT_COMMAND='echo hijacked'; PS1='$ '")
+    assert result["output"] == "Zoë ✓ ü\n" and result["exit_code"] == 0
+    assert bash(toolbox, "echo fine")["output"] == "fine\n"
+    long_unicode = "é" * 2500  # over the inline limit in bytes, not in characters
+    assert bash(toolbox, f"printf %s '{long_unicode}' | wc -m")["output"].strip() == "2500"
 
 
 def test_timeout_returns_partial_output_and_next_command_works(toolbox):
@@ -205,7 +217,9 @@ def test_huge_output_is_cut_in_the_middle(toolbox):
 
 
 def test_binary_and_control_output_is_text(toolbox):
-    result = bash(toolbox, "head -c 3000 /dev/urandom; echo; printf 'a\\0b\\r\\n\\033[31mred\\033[0m\\n'")
+    result = bash(
+        toolbox, "head -c 3000 /dev/urandom; echo; printf 'a\\0b\\r\\n\\033[31mred\\033[0m\\n'"
+    )
     assert result["exit_code"] == 0
     assert result["output"].endswith("ab\nred\n")
     assert "\0" not in result["output"] and "\r" not in result["output"]
@@ -218,8 +232,10 @@ def test_bash_round_trip_latency(toolbox):
         started = time.perf_counter()
         bash(toolbox, "true")
         samples.append((time.perf_counter() - started) * 1000)
-    print(f"bash.run('true') round trip: median {statistics.median(samples):.2f} ms, p90 "
-          f"{sorted(samples)[179]:.2f} ms")
+    print(
+        f"bash.run('true') round trip: median {statistics.median(samples):.2f} ms, p90 "
+        f"{sorted(samples)[179]:.2f} ms"
+    )
     assert statistics.median(samples) < 50  # generous: this is a smoke check, the figure is printed
 
 
@@ -228,18 +244,25 @@ def test_python_variables_persist_and_trailing_expression_prints(toolbox):
     result = toolbox.call("python.run", code="values = [1, 2, 3]\nprint('sum', sum(values))")
     assert result == {"output": "sum 6\n", "error": None, "timed_out": False, "truncated_chars": 0}
     assert toolbox.call("python.run", code="values.append(4)\nvalues")["output"] == "[1, 2, 3, 4]\n"
-    assert toolbox.call("python.run", code="import sys\nprint('err', file=sys.stderr)")["output"] == "err\n"
+    assert (
+        toolbox.call("python.run", code="import sys\nprint('err', file=sys.stderr)")["output"]
+        == "err\n"
+    )
 
 
 def test_python_traceback_shows_only_user_frames(toolbox):
     result = toolbox.call("python.run", code="def f():\n    return 1 / 0\nprint('before')\nf()")
     assert result["output"] == "before\n"
-    assert result["error"].startswith("Traceback (most recent call last):\n  File \"<cell")
+    assert result["error"].startswith('Traceback (most recent call last):\n  File "<cell')
     assert "ZeroDivisionError" in result["error"] and "return 1 / 0" in result["error"]
     assert "python_driver" not in result["error"] and "<string>" not in result["error"]
     syntax = toolbox.call("python.run", code="def broken(:")["error"]
     assert "SyntaxError" in syntax
-    assert toolbox.call("python.run", code="input()")["error"].rstrip().endswith("EOFError: EOF when reading a line")
+    assert (
+        toolbox.call("python.run", code="input()")["error"]
+        .rstrip()
+        .endswith("EOFError: EOF when reading a line")
+    )
 
 
 def test_python_timeout_keeps_variables(toolbox):
@@ -270,7 +293,10 @@ def test_python_exit_and_restart(toolbox):
 
 def test_python_cwd_follows_default_bash_session(toolbox, home):
     bash(toolbox, "mkdir -p pyplace && cd pyplace")
-    assert toolbox.call("python.run", code="import os\nos.getcwd()")["output"] == repr(str(home / "pyplace")) + "\n"
+    assert (
+        toolbox.call("python.run", code="import os\nos.getcwd()")["output"]
+        == repr(str(home / "pyplace")) + "\n"
+    )
     bash(toolbox, "cd ~")
 
 
@@ -286,7 +312,10 @@ def edit(toolbox, command: str, path, **params) -> dict:
 
 def test_editor_create_view_and_refuse_overwrite(toolbox, home):
     path = home / "deep" / "dir" / "a.py"
-    assert "created" in edit(toolbox, "create", path, file_text="one\n\ttwo\nthree\n")["result"]["output"]
+    assert (
+        "created"
+        in edit(toolbox, "create", path, file_text="one\n\ttwo\nthree\n")["result"]["output"]
+    )
     view = edit(toolbox, "view", path)["result"]["output"]
     assert "     1\tone\n     2\t\ttwo\n     3\tthree\n" in view
     ranged = edit(toolbox, "view", path, view_range=[2, -1])["result"]["output"]
@@ -300,10 +329,15 @@ def test_editor_str_replace_zero_one_two_matches_and_undo(toolbox, home):
     path = home / "b.txt"
     path.write_text("alpha\nbeta\ngamma\nbeta\n")
     error = edit(toolbox, "str_replace", path, old_str="delta", new_str="x")["error"]
-    assert error["message"] == f"No replacement was performed, old_str `delta` did not appear verbatim in {path}."
+    assert (
+        error["message"]
+        == f"No replacement was performed, old_str `delta` did not appear verbatim in {path}."
+    )
     error = edit(toolbox, "str_replace", path, old_str="beta", new_str="x")["error"]
     assert "[2, 4]" in error["message"]
-    output = edit(toolbox, "str_replace", path, old_str="gamma", new_str="GAMMA")["result"]["output"]
+    output = edit(toolbox, "str_replace", path, old_str="gamma", new_str="GAMMA")["result"][
+        "output"
+    ]
     assert "     3\tGAMMA" in output and path.read_text() == "alpha\nbeta\nGAMMA\nbeta\n"
     assert "undone" in edit(toolbox, "undo_edit", path)["result"]["output"]
     assert path.read_text() == "alpha\nbeta\ngamma\nbeta\n"
@@ -350,9 +384,9 @@ def test_image_view_scales_large_png(toolbox, home):
 def test_file_write_read_roundtrip_and_stat(toolbox, home):
     data = os.urandom(1_000_000)
     path = home / "blobs" / "one.bin"
-    assert toolbox.call("file.write", path=str(path), data_b64=base64.b64encode(data).decode(), mode=0o600) == {
-        "size": 1_000_000
-    }
+    assert toolbox.call(
+        "file.write", path=str(path), data_b64=base64.b64encode(data).decode(), mode=0o600
+    ) == {"size": 1_000_000}
     assert path.stat().st_mode & 0o777 == 0o600
     result = toolbox.call("file.read", path=str(path))
     assert base64.b64decode(result["data_b64"]) == data and result["size"] == 1_000_000

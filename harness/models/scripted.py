@@ -86,6 +86,8 @@ class ScriptedModel:
         return cls(load_script(path), name=f"script/{Path(path).name}")
 
     def complete(self, system: str, messages: list[dict], tools: list[ToolSpec]) -> ModelReply:
+        if not tools:
+            return _extractive_summary(system, messages)
         if self.position >= len(self.turns):
             raise BudgetExceeded(
                 "script_exhausted", f"the script has no turn left after {len(self.turns)} turns"
@@ -122,6 +124,23 @@ class ScriptedModel:
 
     def count_tokens(self, system: str, messages: list[dict], tools: list[ToolSpec]) -> int | None:
         return estimate_tokens(system, messages)
+
+    def fast_forward(self, turns: int) -> None:
+        """Skip the turns a resumed run already played."""
+        self.position = min(len(self.turns), self.position + turns)
+
+
+def _extractive_summary(system: str, messages: list[dict]) -> ModelReply:
+    """A script has no turn for a request without tools (a compaction summary), so it answers with
+    the last lines of the transcript: deterministic, and it keeps the script in step."""
+    lines = []
+    for message in messages:
+        for block in message["content"]:
+            if block.get("type") == "text" and block["text"].strip():
+                lines += [line[:200] for line in block["text"].splitlines() if line.strip()]
+    text = "\n".join(f"- {line}" for line in lines[-40:]) or "- (nothing to summarize)"
+    usage = Usage(input_tokens=estimate_tokens(system, messages), output_tokens=len(text) // 4)
+    return ModelReply(content=[{"type": "text", "text": text}], usage=usage, stop_reason="end_turn")
 
 
 class ReplayModel:
@@ -168,6 +187,10 @@ class ReplayModel:
         data = base64.b64encode(image_path.read_bytes()).decode("ascii")
         media = "image/jpeg" if image_path.suffix.lower() in (".jpg", ".jpeg") else "image/png"
         return {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
+
+    def fast_forward(self, turns: int) -> None:
+        """Skip the turns a resumed run already played."""
+        self.position = min(len(self.turns), self.position + turns)
 
     def complete(self, system: str, messages: list[dict], tools: list[ToolSpec]) -> ModelReply:
         if self.position >= len(self.turns):

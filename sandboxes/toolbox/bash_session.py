@@ -26,6 +26,21 @@ from .output import BoundedOutput
 READ_CHUNK = 65536
 INTERRUPT_WAIT_S = 1.0
 START_WAIT_S = 10.0
+MAX_INLINE_BYTES = 3000
+_ANSI_C_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t"}
+
+
+def ansi_c_quote(text: str) -> str:
+    """`text` as a bash $'...' literal in which no byte is special to the tty's line editing."""
+    parts = []
+    for char in text:
+        if char in _ANSI_C_ESCAPES:
+            parts.append(_ANSI_C_ESCAPES[char])
+        elif char < " " or char == "\x7f":
+            parts.append(f"\\x{ord(char):02x}")
+        else:
+            parts.append(char)
+    return "$'" + "".join(parts) + "'"
 
 
 @dataclass
@@ -107,8 +122,8 @@ class BashSession:
         setup = (
             "unset HISTFILE; set +o history; set +H; PS1=''; PS2=''; "
             "__sa_rc() { return $1; }; "
-            'PROMPT_COMMAND=\'__sa_k=$?; printf "__SA%s_E_%s_%s__SA_END\\n" '
-            f'{self._token} "$__sa_k" "$PWD"\'\n'
+            '__sa_pc=\'__sa_k=$?; printf "__SA%s_E_%s_%s__SA_END\\n" '
+            f'{self._token} "$__sa_k" "$PWD"\'; PROMPT_COMMAND=$__sa_pc\n'
         )
         self.child.send(setup.encode())
         self.cwd = start_dir
@@ -146,17 +161,16 @@ class BashSession:
         note = self._ensure_alive()
         self._counter += 1
         start_marker = f"__SA{self._token}_S{self._counter}__".encode()
-        os.makedirs(os.path.dirname(self._command_file), exist_ok=True)
-        with open(self._command_file, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(command.replace("\0", ""))
         line = (
             f"__sa_k=$?; printf '__SA%s_S%s__' {self._token} {self._counter}; "
-            f"IFS= read -r -d '' __sa_cmd < {self._command_file}; __sa_rc $__sa_k; eval \"$__sa_cmd\"\n"
+            f'{self._load_command(command)}; __sa_rc $__sa_k; eval "$__sa_cmd"; '
+            # Put the sentinel back in case the command replaced PROMPT_COMMAND (a sourced rc file).
+            "__sa_k=$?; PROMPT_COMMAND=$__sa_pc; __sa_rc $__sa_k\n"
         )
         collector = BoundedOutput(max_output)
         deadline = time.monotonic() + timeout
         try:
-            self.child.send(line.encode())
+            self.child.send(line.encode("utf-8", errors="replace"))
             if not self._skip_until(start_marker, deadline):
                 return self._after_timeout(collector, timeout, note)
             end = self._read_until_end(collector, deadline)
@@ -167,6 +181,21 @@ class BashSession:
         exit_code, self.cwd = end
         output, cut = collector.finish()
         return BashResult(note + output, exit_code, self.cwd, False, cut)
+
+    def _load_command(self, command: str) -> str:
+        """Shell code that puts `command` into $__sa_cmd without running it.
+
+        Short commands travel inline; long ones through a file, because a tty in canonical mode
+        cuts input lines at 4 kB (and the file write costs more than the inline form).
+        """
+        command = command.replace("\0", "")
+        quoted = ansi_c_quote(command)
+        if len(quoted.encode("utf-8", errors="replace")) < MAX_INLINE_BYTES:
+            return f"__sa_cmd={quoted}"
+        os.makedirs(os.path.dirname(self._command_file), exist_ok=True)
+        with open(self._command_file, "w", encoding="utf-8", errors="replace") as f:
+            f.write(command)
+        return f"IFS= read -r -d '' __sa_cmd < {self._command_file}"
 
     def interrupt(self) -> str:
         """Send Ctrl-C and return whatever the shell prints until its next prompt (up to 1 s)."""
@@ -212,9 +241,10 @@ class BashSession:
 
     def _interrupt_until_prompt(self, collector: BoundedOutput) -> str:
         try:
-            for _ in range(3):
+            for attempt in range(3):
                 self.child.sendintr()
-                end = self._read_until_end(collector, time.monotonic() + INTERRUPT_WAIT_S)
+                wait = INTERRUPT_WAIT_S if attempt == 0 else INTERRUPT_WAIT_S / 2
+                end = self._read_until_end(collector, time.monotonic() + wait)
                 if end is not None:
                     self.cwd = end[1]
                     return "was interrupted"

@@ -38,7 +38,7 @@ def view_image(path: str, max_long_edge: int = 1568, max_pixels: int = 1_150_000
     factor = scale_factor(width, height, max_long_edge, max_pixels)
     if factor < 1.0:
         size = (max(1, int(width * factor)), max(1, int(height * factor)))
-        image = image.resize(size, Image.Resampling.LANCZOS)
+        image = image.resize(size, Image.Resampling.LANCZOS, reducing_gap=3.0)
     if image.mode not in ("RGB", "RGBA", "L", "LA"):
         image = image.convert(
             "RGBA" if "A" in image.getbands() or "transparency" in image.info else "RGB"

@@ -82,7 +82,9 @@ class PythonSession:
         collector = BoundedOutput(max_output)
         request = json.dumps({"code": code, "cwd": cwd}) + "\n"
         try:
-            os.write(self._request_write, request.encode())
+            data = request.encode("utf-8", errors="replace")
+            while data:
+                data = data[os.write(self._request_write, data) :]
         except OSError:
             return self._died(collector, note)
         reply = self._collect(collector, time.monotonic() + timeout)
@@ -93,7 +95,9 @@ class PythonSession:
         # Timed out: KeyboardInterrupt in the cell keeps the variables; a cell ignoring it costs them.
         os.kill(self.process.pid, signal.SIGINT)
         reply = self._collect(collector, time.monotonic() + INTERRUPT_GRACE_S)
-        if isinstance(reply, dict):
+        if reply == "exited":
+            return self._died(collector, note, timed_out=True)
+        if reply is not None:
             message = (
                 f"[cell timed out after {timeout:g} s and was interrupted; variables are kept]"
             )
@@ -105,13 +109,13 @@ class PythonSession:
         )
         return self._result(note, collector, None, True, message)
 
-    def _died(self, collector: BoundedOutput, note: str) -> dict:
+    def _died(self, collector: BoundedOutput, note: str, timed_out: bool = False) -> dict:
         code = self.process.wait() if self.process else None
         self._pending_note = "[the previous Python interpreter exited; "
         error = (
             f"The Python interpreter exited (exit code {code}); the next call starts a fresh one."
         )
-        return self._result(note, collector, error, False, "")
+        return self._result(note, collector, error, timed_out, "")
 
     @staticmethod
     def _result(note: str, collector: BoundedOutput, error, timed_out: bool, message: str) -> dict:

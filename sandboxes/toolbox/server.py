@@ -7,7 +7,7 @@ its traceback goes to stderr). On start the server prints {"ready": true, "pid":
 Requests run one at a time, in order; EOF on stdin stops all sessions and exits 0.
 
 Methods: ping, bash.run, bash.interrupt, bash.restart, python.run, python.restart, editor.run,
-image.view, file.read, file.write, file.stat, fs.changed.
+image.view, file.read, file.write, file.stat, fs.changed, proc.run.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from .editor import Editor
 from .errors import BadRequest, ToolError
 from .files import changed_files, read_file, stat_file, write_file
 from .images import view_image
+from .process import run_process
 from .python_session import PythonSession
 
 REQUIRED = object()
@@ -85,6 +86,8 @@ class Toolbox:
         self.workdir = tempfile.mkdtemp(prefix="stateact-toolbox-")
         self.bash_sessions: dict[str, BashSession] = {}
         self.python: PythonSession | None = None
+        # Named interpreters beside the default one (e.g. the web specialist's browser driver).
+        self.python_sessions: dict[str, PythonSession] = {}
         self.editor = Editor(cwd=self.default_cwd)
         self.methods: dict[str, Callable[[dict], dict]] = {
             "ping": lambda p: {"pong": True},
@@ -101,6 +104,7 @@ class Toolbox:
             "file.write": self.file_write,
             "file.stat": lambda p: stat_file(param(p, "path", str)),
             "fs.changed": self.fs_changed,
+            "proc.run": self.proc_run,
         }
 
     def default_cwd(self) -> str:
@@ -124,6 +128,9 @@ class Toolbox:
         self.bash_sessions.clear()
         if self.python is not None:
             self.python.close()
+        for session in self.python_sessions.values():
+            session.close()
+        self.python_sessions.clear()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     # -- bash ----------------------------------------------------------------------------------
@@ -161,16 +168,32 @@ class Toolbox:
         code = param(params, "code", str)
         timeout = positive(params, "timeout", 120.0)
         max_output = non_negative_int(params, "max_output", 30000)
+        name = param(params, "session", str, DEFAULT_SESSION)
+        if name != DEFAULT_SESSION:
+            return self._named_python(name).run(code, timeout, max_output, cwd=self.default_cwd())
         if self.python is None:
             self.python = PythonSession()
         return self.python.run(code, timeout, max_output, cwd=self.default_cwd())
 
     def python_restart(self, params: dict) -> dict:
-        if self.python is None:
+        name = param(params, "session", str, DEFAULT_SESSION)
+        if name != DEFAULT_SESSION:
+            self._named_python(name).restart()
+        elif self.python is None:
             self.python = PythonSession()
         else:
             self.python.restart()
         return {"restarted": True}
+
+    def _named_python(self, name: str) -> PythonSession:
+        session = self.python_sessions.get(name)
+        if session is None:
+            if len(self.python_sessions) >= MAX_BASH_SESSIONS:
+                raise ToolError(
+                    f"Too many Python sessions (limit {MAX_BASH_SESSIONS}); reuse an existing one."
+                )
+            session = self.python_sessions[name] = PythonSession()
+        return session
 
     # -- files ---------------------------------------------------------------------------------
     def editor_run(self, params: dict) -> dict:
@@ -214,8 +237,21 @@ class Toolbox:
         )
 
 
+    def proc_run(self, params: dict) -> dict:
+        """One command outside the sessions (argv, no shell): what backends without an exec of
+        their own use for setup steps and probes."""
+        argv = param(params, "argv", list)
+        if not argv or not all(isinstance(arg, str) for arg in argv):
+            raise BadRequest("param `argv` must be a non-empty list of strings.")
+        timeout = positive(params, "timeout", 120.0)
+        max_output = non_negative_int(params, "max_output", 1_000_000)
+        return run_process(argv, timeout, max_output, cwd=os.path.expanduser("~"))
+
+
 def respond(request_id, body: dict) -> bytes:
-    return (json.dumps({"id": request_id, **body}, ensure_ascii=False) + "\n").encode("utf-8")
+    return (json.dumps({"id": request_id, **body}, ensure_ascii=False) + "\n").encode(
+        "utf-8", errors="replace"
+    )
 
 
 def error(request_id, kind: str, message: str) -> bytes:

@@ -292,12 +292,10 @@ def text_runs(document) -> Iterable[tuple[object, object]]:
 
 @file_metric("compare_font_names")
 def compare_font_names(file: str, rules: dict) -> float:
-    """Every run with text is shown in `rules['font_name']`."""
+    """There is text, and every run of it is shown in `rules['font_name']`."""
     document = open_docx(file)
-    wanted = rules["font_name"]
-    return float(
-        all(effective_font_name(run, p, document) == wanted for p, run in text_runs(document))
-    )
+    fonts = [effective_font_name(run, p, document) for p, run in text_runs(document)]
+    return float(bool(fonts) and all(font == rules["font_name"] for font in fonts))
 
 
 @file_metric("compare_line_spacing", files=2)

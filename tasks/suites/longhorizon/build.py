@@ -24,7 +24,11 @@ GENERATOR_MODULES = ("gen_calc", "gen_docs", "gen_misc", "gen_apps")
 def generator_hash() -> str:
     """A hash of the generator source: the fixtures are up to date when the stamp holds this value."""
     digest = hashlib.sha256()
-    sources = [Path(__file__), SUITE_DIR / "common.py", *(SUITE_DIR / f"{m}.py" for m in GENERATOR_MODULES)]
+    sources = [
+        Path(__file__),
+        SUITE_DIR / "common.py",
+        *(SUITE_DIR / f"{m}.py" for m in GENERATOR_MODULES),
+    ]
     sources += sorted(p for p in (SUITE_DIR / "site").rglob("*") if p.is_file())
     for source in sources:
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
@@ -49,9 +53,15 @@ def ensure_fixtures(suite_dir: Path | None = None, force: bool = False) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Generate the long-horizon suite's fixtures and gold files.")
-    parser.add_argument("--force", action="store_true", help="rebuild even when the stamp is current")
-    parser.add_argument("--suite-dir", type=Path, default=None, help="where to write (default: this folder)")
+    parser = argparse.ArgumentParser(
+        description="Generate the long-horizon suite's fixtures and gold files."
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="rebuild even when the stamp is current"
+    )
+    parser.add_argument(
+        "--suite-dir", type=Path, default=None, help="where to write (default: this folder)"
+    )
     args = parser.parse_args(argv)
     suite_dir = ensure_fixtures(args.suite_dir, force=args.force)
     count = sum(1 for p in (suite_dir / "fixtures").rglob("*") if p.is_file())

@@ -67,7 +67,9 @@ def new_workbook() -> openpyxl.Workbook:
     return wb
 
 
-def add_sheet(wb: openpyxl.Workbook, title: str, rows: Iterable[Iterable]) -> openpyxl.worksheet.worksheet.Worksheet:
+def add_sheet(
+    wb: openpyxl.Workbook, title: str, rows: Iterable[Iterable]
+) -> openpyxl.worksheet.worksheet.Worksheet:
     ws = wb.create_sheet(title)
     for row in rows:
         ws.append(list(row))

@@ -29,8 +29,14 @@ def sales_orders(seed: int, count: int) -> list[list]:
     for i in range(count):
         day = f"2024-{7 + i * 3 // count:02d}-{rng.randint(1, 28):02d}"
         rows.append(
-            [day, rng.choice(REGIONS), rng.choice(REPS), rng.choice(PRODUCTS), rng.randint(1, 50),
-             round(rng.uniform(3, 120), 2)]
+            [
+                day,
+                rng.choice(REGIONS),
+                rng.choice(REPS),
+                rng.choice(PRODUCTS),
+                rng.randint(1, 50),
+                round(rng.uniform(3, 120), 2),
+            ]
         )
     return rows
 
@@ -50,7 +56,11 @@ def regional_summary(files: TaskFiles) -> None:
         totals[row[1]][0] += row[4] * row[5]
         totals[row[1]][1] += 1
     ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])
-    add_sheet(wb, "Summary", [["Region", "Revenue", "Orders"]] + [[k, money(v[0]), v[1]] for k, v in ranked])
+    add_sheet(
+        wb,
+        "Summary",
+        [["Region", "Revenue", "Orders"]] + [[k, money(v[0]), v[1]] for k, v in ranked],
+    )
     wb.save(files.gold("sales_q3_gold.xlsx"))
 
 
@@ -62,8 +72,28 @@ def grade_of(avg: float) -> str:
 def gradebook(files: TaskFiles) -> None:
     rng = random.Random(102)
     header = ["ID", "Name", "Status", "HW1", "HW2", "Midterm", "Final"]
-    names = ["Ada", "Ben", "Cleo", "Dmitri", "Eve", "Farah", "Gus", "Hana", "Ivo", "Jun", "Kofi",
-             "Lena", "Milo", "Nia", "Omar", "Pia", "Quin", "Rosa", "Sven", "Tara"]
+    names = [
+        "Ada",
+        "Ben",
+        "Cleo",
+        "Dmitri",
+        "Eve",
+        "Farah",
+        "Gus",
+        "Hana",
+        "Ivo",
+        "Jun",
+        "Kofi",
+        "Lena",
+        "Milo",
+        "Nia",
+        "Omar",
+        "Pia",
+        "Quin",
+        "Rosa",
+        "Sven",
+        "Tara",
+    ]
     rows = []
     for i, name in enumerate(names):
         status = "W" if i in (3, 9, 15) else "Active"
@@ -89,22 +119,41 @@ def gradebook(files: TaskFiles) -> None:
 @registry.task("lh-calc-003")
 def reorder_list(files: TaskFiles) -> None:
     rng = random.Random(103)
-    suppliers = [["S01", "Acme Parts"], ["S02", "Bolt & Nut Co"], ["S03", "Coil Works"], ["S04", "Delta Supply"]]
+    suppliers = [
+        ["S01", "Acme Parts"],
+        ["S02", "Bolt & Nut Co"],
+        ["S03", "Coil Works"],
+        ["S04", "Delta Supply"],
+    ]
     stock = []
     for i in range(30):
         level = rng.randint(10, 60)
         on_hand = rng.randint(0, 90)
-        stock.append([f"SKU-{500 + rng.randint(0, 399):03d}{i:02d}", f"Part {i + 1}", on_hand, level,
-                      rng.choice(suppliers)[0]])
-    write_xlsx(files.fixture("inventory.xlsx"), {
-        "Stock": [["SKU", "Description", "OnHand", "ReorderLevel", "SupplierID"], *stock],
-        "Suppliers": [["SupplierID", "SupplierName"], *suppliers],
-    })
+        stock.append(
+            [
+                f"SKU-{500 + rng.randint(0, 399):03d}{i:02d}",
+                f"Part {i + 1}",
+                on_hand,
+                level,
+                rng.choice(suppliers)[0],
+            ]
+        )
+    write_xlsx(
+        files.fixture("inventory.xlsx"),
+        {
+            "Stock": [["SKU", "Description", "OnHand", "ReorderLevel", "SupplierID"], *stock],
+            "Suppliers": [["SupplierID", "SupplierName"], *suppliers],
+        },
+    )
     names = dict(suppliers)
     low = sorted((r for r in stock if r[2] < r[3]), key=lambda r: r[0])
     wb = new_workbook()
-    add_sheet(wb, "Reorder", [["SKU", "Description", "SupplierName", "OrderQty"]] +
-              [[r[0], r[1], names[r[4]], 2 * r[3] - r[2]] for r in low])
+    add_sheet(
+        wb,
+        "Reorder",
+        [["SKU", "Description", "SupplierName", "OrderQty"]]
+        + [[r[0], r[1], names[r[4]], 2 * r[3] - r[2]] for r in low],
+    )
     wb.save(files.gold("reorder_gold.xlsx"))
 
 
@@ -114,7 +163,16 @@ MONTHS6 = ["Jan", "Feb", "Mar", "Apr", "May", "Jun"]
 @registry.task("lh-calc-004")
 def budget_totals(files: TaskFiles) -> None:
     rng = random.Random(104)
-    cats = ["Rent", "Salaries", "Utilities", "Travel", "Software", "Marketing", "Training", "Supplies"]
+    cats = [
+        "Rent",
+        "Salaries",
+        "Utilities",
+        "Travel",
+        "Software",
+        "Marketing",
+        "Training",
+        "Supplies",
+    ]
     rows = [[c, *[round(rng.uniform(200, 9000), 2) for _ in MONTHS6]] for c in cats]
     write_xlsx(files.fixture("budget_h1.xlsx"), {"Budget": [["Category", *MONTHS6], *rows]})
     wb = new_workbook()
@@ -136,8 +194,14 @@ def pivot_by_code(files: TaskFiles) -> None:
     rng = random.Random(105)
     cats = ["Hardware", "Services", "Licenses", "Support", "Training"]
     months = ["Jan", "Feb", "Mar", "Apr"]
-    tx = [[f"T{i:04d}", rng.choice(cats), rng.choice(months), round(rng.uniform(50, 2500), 2)] for i in range(60)]
-    write_xlsx(files.fixture("transactions.xlsx"), {"Transactions": [["TxID", "Category", "Month", "Amount"], *tx]})
+    tx = [
+        [f"T{i:04d}", rng.choice(cats), rng.choice(months), round(rng.uniform(50, 2500), 2)]
+        for i in range(60)
+    ]
+    write_xlsx(
+        files.fixture("transactions.xlsx"),
+        {"Transactions": [["TxID", "Category", "Month", "Amount"], *tx]},
+    )
     sums: dict[tuple[str, str], float] = defaultdict(float)
     for _, cat, month, amount in tx:
         sums[cat, month] += amount
@@ -155,19 +219,55 @@ def pivot_by_code(files: TaskFiles) -> None:
 @registry.task("lh-calc-006")
 def clean_contacts(files: TaskFiles) -> None:
     rng = random.Random(106)
-    first = ["maria", "JOHN", "li", "Olga", "pedro", "AMIR", "sara", "tom", "Yuki", "noah", "ella", "ravi"]
-    last = ["garcia", "SMITH", "wei", "petrova", "alvarez", "KHAN", "berg", "o'neil", "tanaka", "ross",
-            "moreau", "iyer"]
+    first = [
+        "maria",
+        "JOHN",
+        "li",
+        "Olga",
+        "pedro",
+        "AMIR",
+        "sara",
+        "tom",
+        "Yuki",
+        "noah",
+        "ella",
+        "ravi",
+    ]
+    last = [
+        "garcia",
+        "SMITH",
+        "wei",
+        "petrova",
+        "alvarez",
+        "KHAN",
+        "berg",
+        "o'neil",
+        "tanaka",
+        "ross",
+        "moreau",
+        "iyer",
+    ]
     people = []
     for f, surname in zip(first, last, strict=True):
         digits = "".join(str(rng.randint(0, 9)) for _ in range(10))
-        people.append((f, surname, f"{f.lower()}.{surname.lower().replace(chr(39), '')}@example.org", digits))
-    messy_phone = [lambda d: f"{d[:3]}-{d[3:6]}-{d[6:]}", lambda d: f"({d[:3]}) {d[3:6]} {d[6:]}",
-                   lambda d: d, lambda d: f"{d[:3]}.{d[3:6]}.{d[6:]}"]
+        people.append(
+            (f, surname, f"{f.lower()}.{surname.lower().replace(chr(39), '')}@example.org", digits)
+        )
+    messy_phone = [
+        lambda d: f"{d[:3]}-{d[3:6]}-{d[6:]}",
+        lambda d: f"({d[:3]}) {d[3:6]} {d[6:]}",
+        lambda d: d,
+        lambda d: f"{d[:3]}.{d[3:6]}.{d[6:]}",
+    ]
     rows = []
     for i, (f, surname, email, digits) in enumerate(people):
-        rows.append([f"  {f} {surname} ", f" {email.upper() if i % 3 == 0 else email} ",
-                     messy_phone[i % 4](digits)])
+        rows.append(
+            [
+                f"  {f} {surname} ",
+                f" {email.upper() if i % 3 == 0 else email} ",
+                messy_phone[i % 4](digits),
+            ]
+        )
     for i in (2, 7, 10):  # duplicates by email, differently written
         f, surname, email, digits = people[i]
         rows.insert(i * 2 % len(rows) + 1, [f"{f.upper()} {surname}", email.title(), digits])
@@ -179,8 +279,10 @@ def clean_contacts(files: TaskFiles) -> None:
             continue
         seen.add(key)
         digits = "".join(ch for ch in phone if ch.isdigit())
-        words = [w.capitalize() if "'" not in w else "'".join(p.capitalize() for p in w.split("'"))
-                 for w in name.split()]
+        words = [
+            w.capitalize() if "'" not in w else "'".join(p.capitalize() for p in w.split("'"))
+            for w in name.split()
+        ]
         clean.append([" ".join(words), key, f"({digits[:3]}) {digits[3:6]}-{digits[6:]}"])
     clean.sort(key=lambda r: (r[0].split()[-1].lower(), r[0].lower()))
     write_csv(files.gold("contacts_clean.csv"), [["Name", "Email", "Phone"], *clean])
@@ -196,8 +298,12 @@ def timesheet(files: TaskFiles) -> None:
         for who in staff:
             start = rng.choice([7, 8, 8, 9]) * 60 + rng.choice([0, 15, 30, 45])
             end = start + rng.randint(7 * 4, 11 * 4) * 15
-            rows.append([day, who, f"{start // 60:02d}:{start % 60:02d}", f"{end // 60:02d}:{end % 60:02d}"])
-    write_xlsx(files.fixture("timesheet.xlsx"), {"Log": [["Date", "Employee", "Start", "End"], *rows]})
+            rows.append(
+                [day, who, f"{start // 60:02d}:{start % 60:02d}", f"{end // 60:02d}:{end % 60:02d}"]
+            )
+    write_xlsx(
+        files.fixture("timesheet.xlsx"), {"Log": [["Date", "Employee", "Start", "End"], *rows]}
+    )
     wb = new_workbook()
     hours_rows, totals = [], defaultdict(float)
     for row in rows:
@@ -206,8 +312,12 @@ def timesheet(files: TaskFiles) -> None:
         totals[row[1]] += hours
         hours_rows.append([*row, hours])
     add_sheet(wb, "Log", [["Date", "Employee", "Start", "End", "Hours"], *hours_rows])
-    add_sheet(wb, "Weekly", [["Employee", "TotalHours", "Overtime"]] +
-              [[who, totals[who], max(0.0, totals[who] - 40)] for who in sorted(staff)])
+    add_sheet(
+        wb,
+        "Weekly",
+        [["Employee", "TotalHours", "Overtime"]]
+        + [[who, totals[who], max(0.0, totals[who] - 40)] for who in sorted(staff)],
+    )
     wb.save(files.gold("timesheet_gold.xlsx"))
 
 
@@ -225,8 +335,17 @@ def split_by_region(files: TaskFiles) -> None:
 @registry.task("lh-calc-009")
 def amortization(files: TaskFiles) -> None:
     principal, annual_rate, months = 18500.0, 0.069, 36
-    write_xlsx(files.fixture("loan.xlsx"), {"Parameters": [["Field", "Value"], ["Principal", principal],
-                                                           ["AnnualRate", annual_rate], ["Months", months]]})
+    write_xlsx(
+        files.fixture("loan.xlsx"),
+        {
+            "Parameters": [
+                ["Field", "Value"],
+                ["Principal", principal],
+                ["AnnualRate", annual_rate],
+                ["Months", months],
+            ]
+        },
+    )
     r = annual_rate / 12
     payment = money(principal * r / (1 - (1 + r) ** -months))
     balance, rows = principal, []
@@ -236,8 +355,16 @@ def amortization(files: TaskFiles) -> None:
         balance = money(balance - principal_part)
         rows.append([m, payment, interest, principal_part, balance])
     wb = new_workbook()
-    add_sheet(wb, "Parameters", [["Field", "Value"], ["Principal", principal], ["AnnualRate", annual_rate],
-                                 ["Months", months]])
+    add_sheet(
+        wb,
+        "Parameters",
+        [
+            ["Field", "Value"],
+            ["Principal", principal],
+            ["AnnualRate", annual_rate],
+            ["Months", months],
+        ],
+    )
     add_sheet(wb, "Schedule", [["Month", "Payment", "Interest", "Principal", "Balance"], *rows])
     wb.save(files.gold("loan_gold.xlsx"))
 
@@ -245,10 +372,26 @@ def amortization(files: TaskFiles) -> None:
 @registry.task("lh-calc-010")
 def statement_formats(files: TaskFiles) -> None:
     rng = random.Random(110)
-    lines = ["Revenue", "Cost of sales", "Gross profit", "Opex", "EBITDA", "Depreciation", "EBIT", "Tax",
-             "Net income"]
-    rows = [[f"GL{4000 + i * 10}", line, round(rng.uniform(1e4, 9e5), 2), round(rng.uniform(-0.2, 0.4), 4)]
-            for i, line in enumerate(lines)]
+    lines = [
+        "Revenue",
+        "Cost of sales",
+        "Gross profit",
+        "Opex",
+        "EBITDA",
+        "Depreciation",
+        "EBIT",
+        "Tax",
+        "Net income",
+    ]
+    rows = [
+        [
+            f"GL{4000 + i * 10}",
+            line,
+            round(rng.uniform(1e4, 9e5), 2),
+            round(rng.uniform(-0.2, 0.4), 4),
+        ]
+        for i, line in enumerate(lines)
+    ]
     header = ["InternalCode", "Line", "Amount", "Change"]
     write_xlsx(files.fixture("statement.xlsx"), {"Sheet1": [header, *rows]})
     wb = new_workbook()

@@ -15,12 +15,24 @@ registry = BuilderRegistry()
 build_all = registry.build_all
 
 CLAUSES = [
-    ("Scope", "Contoso Consulting will deliver the services listed in Schedule A to Northwind Traders."),
+    (
+        "Scope",
+        "Contoso Consulting will deliver the services listed in Schedule A to Northwind Traders.",
+    ),
     ("Fees", "Northwind Traders will pay the fees in Schedule B within 30 days of each invoice."),
-    ("Term", "This agreement runs for twelve months from 1 March 2024 unless ended under Clause 6."),
+    (
+        "Term",
+        "This agreement runs for twelve months from 1 March 2024 unless ended under Clause 6.",
+    ),
     ("Exclusivity", "Northwind Traders will not engage another provider for the same services."),
-    ("Confidentiality", "Each party keeps the other's information confidential, subject to Clause 7."),
-    ("Termination", "Either party may end this agreement with 60 days' written notice; Clause 5 survives."),
+    (
+        "Confidentiality",
+        "Each party keeps the other's information confidential, subject to Clause 7.",
+    ),
+    (
+        "Termination",
+        "Either party may end this agreement with 60 days' written notice; Clause 5 survives.",
+    ),
     ("Governing Law", "This agreement is governed by the laws of England and Wales."),
 ]
 
@@ -29,9 +41,11 @@ def contract_paragraphs(party: str, date: str, drop: int | None) -> list:
     renumber = {i: i for i in range(1, 8)}
     if drop:
         renumber = {i: i - (i > drop) for i in range(1, 8) if i != drop}
-    paras = [("Title", "Services Agreement"),
-             f'This Services Agreement is made on {date} between {party} (the "Client") and '
-             'Contoso Consulting (the "Provider").']
+    paras = [
+        ("Title", "Services Agreement"),
+        f'This Services Agreement is made on {date} between {party} (the "Client") and '
+        'Contoso Consulting (the "Provider").',
+    ]
     for number, (title, body) in enumerate(CLAUSES, start=1):
         if number not in renumber:
             continue
@@ -46,7 +60,10 @@ def contract_paragraphs(party: str, date: str, drop: int | None) -> list:
 
 @registry.task("lh-writer-001")
 def contract(files: TaskFiles) -> None:
-    write_docx(files.fixture("contract.docx"), contract_paragraphs("Northwind Traders", "1 March 2024", None))
+    write_docx(
+        files.fixture("contract.docx"),
+        contract_paragraphs("Northwind Traders", "1 March 2024", None),
+    )
     shutil.copy(files.fixtures / "contract.docx", files.gold("contract_original.docx"))
     paras = contract_paragraphs("Fabrikam Ltd", "15 April 2024", 4)
     paras += ["Signed for the Client: Fabrikam Ltd", "Signed for the Provider: Contoso Consulting"]
@@ -56,26 +73,48 @@ def contract(files: TaskFiles) -> None:
 @registry.task("lh-writer-002")
 def report_from_csv(files: TaskFiles) -> None:
     rng = random.Random(202)
-    products, reps, regions = ["Widget", "Gadget", "Gizmo", "Sprocket"], ["Avery", "Blake", "Casey"], [
-        "North", "South", "East", "West"]
-    rows = [[f"O-{i:03d}", rng.choice(regions), rng.choice(reps), rng.choice(products), rng.randint(1, 40),
-             round(rng.uniform(5, 90), 2)] for i in range(45)]
-    write_csv(files.fixture("q3_sales.csv"), [["OrderID", "Region", "Rep", "Product", "Units", "UnitPrice"], *rows])
-    template = [("Title", "Quarterly Sales Report {{QUARTER}}"),
-                "Total revenue for the quarter was {{TOTAL_REVENUE}} across {{ORDER_COUNT}} orders.",
-                "The best-selling product by revenue was {{TOP_PRODUCT}}, and the top sales rep was {{BEST_REP}}.",
-                ("Heading 1", "Revenue by region"), "{{REGION_LINES}}", ("Heading 1", "Notes"),
-                "Figures are computed from q3_sales.csv (revenue = Units x UnitPrice)."]
+    products, reps, regions = (
+        ["Widget", "Gadget", "Gizmo", "Sprocket"],
+        ["Avery", "Blake", "Casey"],
+        ["North", "South", "East", "West"],
+    )
+    rows = [
+        [
+            f"O-{i:03d}",
+            rng.choice(regions),
+            rng.choice(reps),
+            rng.choice(products),
+            rng.randint(1, 40),
+            round(rng.uniform(5, 90), 2),
+        ]
+        for i in range(45)
+    ]
+    write_csv(
+        files.fixture("q3_sales.csv"),
+        [["OrderID", "Region", "Rep", "Product", "Units", "UnitPrice"], *rows],
+    )
+    template = [
+        ("Title", "Quarterly Sales Report {{QUARTER}}"),
+        "Total revenue for the quarter was {{TOTAL_REVENUE}} across {{ORDER_COUNT}} orders.",
+        "The best-selling product by revenue was {{TOP_PRODUCT}}, and the top sales rep was {{BEST_REP}}.",
+        ("Heading 1", "Revenue by region"),
+        "{{REGION_LINES}}",
+        ("Heading 1", "Notes"),
+        "Figures are computed from q3_sales.csv (revenue = Units x UnitPrice).",
+    ]
     write_docx(files.fixture("report_template.docx"), template)
     revenue = defaultdict(lambda: defaultdict(float))
     for _, region, rep, product, units, price in rows:
         for key, name in (("region", region), ("rep", rep), ("product", product)):
             revenue[key][name] += units * price
     total = sum(revenue["region"].values())
-    values = {"{{QUARTER}}": "Q3 2024", "{{TOTAL_REVENUE}}": f"${money(total):,.2f}",
-              "{{ORDER_COUNT}}": str(len(rows)),
-              "{{TOP_PRODUCT}}": max(revenue["product"], key=revenue["product"].get),
-              "{{BEST_REP}}": max(revenue["rep"], key=revenue["rep"].get)}
+    values = {
+        "{{QUARTER}}": "Q3 2024",
+        "{{TOTAL_REVENUE}}": f"${money(total):,.2f}",
+        "{{ORDER_COUNT}}": str(len(rows)),
+        "{{TOP_PRODUCT}}": max(revenue["product"], key=revenue["product"].get),
+        "{{BEST_REP}}": max(revenue["rep"], key=revenue["rep"].get),
+    }
     gold = []
     for item in template:
         style, text = item if isinstance(item, tuple) else (None, item)
@@ -89,19 +128,25 @@ def report_from_csv(files: TaskFiles) -> None:
 
 
 REFERENCES = [
-    "Zhang, L. Scaling agents with state (2023).", "Adams, R. Spreadsheet semantics (2019).",
-    "Moreau, C. Long-horizon planning (2021).", "Baker, T. Desktop automation at scale (2022).",
-    "Adams, R. Spreadsheet semantics (2019).", "Kumar, P. Verifiers for agents (2024).",
-    "Baker, T. Desktop automation at scale (2022).", "Ito, H. Evaluating computer use (2020).",
+    "Zhang, L. Scaling agents with state (2023).",
+    "Adams, R. Spreadsheet semantics (2019).",
+    "Moreau, C. Long-horizon planning (2021).",
+    "Baker, T. Desktop automation at scale (2022).",
+    "Adams, R. Spreadsheet semantics (2019).",
+    "Kumar, P. Verifiers for agents (2024).",
+    "Baker, T. Desktop automation at scale (2022).",
+    "Ito, H. Evaluating computer use (2020).",
 ]
 
 
 @registry.task("lh-writer-003")
 def bibliography(files: TaskFiles) -> None:
-    body = [("Title", "Notes on Computer-Use Agents"),
-            "Early systems scripted the desktop directly [4] and evaluated it by hand [8].",
-            "Later work added verifiers [6] and state-based planning [1], building on [3].",
-            "Spreadsheet work relies on cell semantics [2], also discussed in [5] and [7]."]
+    body = [
+        ("Title", "Notes on Computer-Use Agents"),
+        "Early systems scripted the desktop directly [4] and evaluated it by hand [8].",
+        "Later work added verifiers [6] and state-based planning [1], building on [3].",
+        "Spreadsheet work relies on cell semantics [2], also discussed in [5] and [7].",
+    ]
     refs = [f"[{i}] {text}" for i, text in enumerate(REFERENCES, start=1)]
     write_docx(files.fixture("paper.docx"), [*body, ("Heading 1", "References"), *refs])
     unique = sorted(set(REFERENCES))
@@ -125,22 +170,32 @@ RECIPIENTS = [
     ["C104", "Luis Ortega", "Ortega & Hijos", "99.99", "2024-07-31", "open"],
     ["C105", "Mei Chen", "Harbor Logistics", "2210.00", "2024-05-31", "overdue"],
 ]
-LETTER = ["Dear {{name}},",
-          "Our records show that invoice {{id}} for {{company}} of ${{amount}} was due on {{due_date}}.",
-          "Please arrange payment within 14 days or contact us if you believe this is in error.",
-          "Kind regards,", "Accounts Receivable, Contoso Consulting"]
+LETTER = [
+    "Dear {{name}},",
+    "Our records show that invoice {{id}} for {{company}} of ${{amount}} was due on {{due_date}}.",
+    "Please arrange payment within 14 days or contact us if you believe this is in error.",
+    "Kind regards,",
+    "Accounts Receivable, Contoso Consulting",
+]
 
 
 @registry.task("lh-writer-004")
 def mail_merge(files: TaskFiles) -> None:
-    write_csv(files.fixture("recipients.csv"), [["id", "name", "company", "amount", "due_date", "status"],
-                                                *RECIPIENTS])
+    write_csv(
+        files.fixture("recipients.csv"),
+        [["id", "name", "company", "amount", "due_date", "status"], *RECIPIENTS],
+    )
     write_docx(files.fixture("letter_template.docx"), LETTER)
     for rid, name, company, amount, due, status in RECIPIENTS:
         if status != "overdue":
             continue
-        fields = {"{{id}}": rid, "{{name}}": name, "{{company}}": company, "{{amount}}": amount,
-                  "{{due_date}}": due}
+        fields = {
+            "{{id}}": rid,
+            "{{name}}": name,
+            "{{company}}": company,
+            "{{amount}}": amount,
+            "{{due_date}}": due,
+        }
         letter = []
         for line in LETTER:
             for key, value in fields.items():
@@ -149,19 +204,25 @@ def mail_merge(files: TaskFiles) -> None:
         write_docx(files.gold(f"letter_{rid}.docx"), letter)
 
 
-ACTIONS = [("Omar", "circulate the revised budget", "2024-09-20"),
-           ("Lena", "book the venue for the offsite", "2024-09-13"),
-           ("Omar", "send the vendor shortlist", "2024-09-13"),
-           ("Farah", "update the risk register", "2024-09-27"),
-           ("Ben", "draft the hiring plan", "2024-09-20")]
+ACTIONS = [
+    ("Omar", "circulate the revised budget", "2024-09-20"),
+    ("Lena", "book the venue for the offsite", "2024-09-13"),
+    ("Omar", "send the vendor shortlist", "2024-09-13"),
+    ("Farah", "update the risk register", "2024-09-27"),
+    ("Ben", "draft the hiring plan", "2024-09-20"),
+]
 
 
 @registry.task("lh-writer-005")
 def action_items(files: TaskFiles) -> None:
     rng = random.Random(205)
-    filler = ["The team reviewed progress since the last meeting.", "Attendance: Omar, Lena, Farah, Ben.",
-              "Discussion moved to the offsite planning.", "Budget pressure was noted for Q4.",
-              "Hiring remains the top concern."]
+    filler = [
+        "The team reviewed progress since the last meeting.",
+        "Attendance: Omar, Lena, Farah, Ben.",
+        "Discussion moved to the offsite planning.",
+        "Budget pressure was noted for Q4.",
+        "Hiring remains the top concern.",
+    ]
     paras: list = [("Title", "Operations Meeting - 6 September 2024")]
     for i, (owner, task, due) in enumerate(ACTIONS):
         paras += [filler[i], f"ACTION: {owner} to {task} by {due}."]
@@ -169,36 +230,53 @@ def action_items(files: TaskFiles) -> None:
             paras.append("No further comments on this item.")
     write_docx(files.fixture("minutes.docx"), paras)
     ordered = sorted(ACTIONS, key=lambda a: (a[2], a[0]))
-    write_docx(files.gold("action_items.docx"), [("Heading 1", "Action Items")] +
-               [f"{due} - {owner}: {task}" for owner, task, due in ordered] + [f"Total: {len(ordered)} items"])
+    write_docx(
+        files.gold("action_items.docx"),
+        [("Heading 1", "Action Items")]
+        + [f"{due} - {owner}: {task}" for owner, task, due in ordered]
+        + [f"Total: {len(ordered)} items"],
+    )
 
 
-PEOPLE = [("Ines Duarte", "ines.duarte@example.com", "+1 415 555 0134"),
-          ("Karl Wendt", "k.wendt@example.net", "+1 212 555 0198"),
-          ("Sofia Rossi", "sofia@rossi.example.org", "+1 617 555 0110")]
+PEOPLE = [
+    ("Ines Duarte", "ines.duarte@example.com", "+1 415 555 0134"),
+    ("Karl Wendt", "k.wendt@example.net", "+1 212 555 0198"),
+    ("Sofia Rossi", "sofia@rossi.example.org", "+1 617 555 0110"),
+]
 
 
 def hr_paragraphs(redact: bool) -> list:
     email = (lambda p: "[REDACTED EMAIL]") if redact else (lambda p: p[1])
     phone = (lambda p: "[REDACTED PHONE]") if redact else (lambda p: p[2])
-    paras: list = [("Title", "Incident Review: Badge Access"),
-                   "This review covers badge access failures reported in August."]
+    paras: list = [
+        ("Title", "Incident Review: Badge Access"),
+        "This review covers badge access failures reported in August.",
+    ]
     for person in PEOPLE:
-        paras.append(f"{person[0]} reported the issue; reach them at {email(person)} or {phone(person)}.")
+        paras.append(
+            f"{person[0]} reported the issue; reach them at {email(person)} or {phone(person)}."
+        )
     if not redact:
         paras.append("CONFIDENTIAL NOTE: the vendor contract expires in October; do not share.")
-    paras += [("Heading 1", "Outcome"), f"Escalations go to {email(PEOPLE[1])}; the fix shipped on 2 September."]
+    paras += [
+        ("Heading 1", "Outcome"),
+        f"Escalations go to {email(PEOPLE[1])}; the fix shipped on 2 September.",
+    ]
     return paras
 
 
 @registry.task("lh-writer-006")
 def redaction(files: TaskFiles) -> None:
     write_docx(files.fixture("incident_review.docx"), hr_paragraphs(False))
-    shutil.copy(files.fixtures / "incident_review.docx", files.gold("incident_review_original.docx"))
+    shutil.copy(
+        files.fixtures / "incident_review.docx", files.gold("incident_review_original.docx")
+    )
     write_docx(files.gold("incident_review_redacted.docx"), hr_paragraphs(True))
 
 
-def add_slide(prs, layout: int, title: str, bullets: list[str] | None = None, notes: str | None = None):
+def add_slide(
+    prs, layout: int, title: str, bullets: list[str] | None = None, notes: str | None = None
+):
     slide = prs.slides.add_slide(prs.slide_layouts[layout])
     slide.shapes.title.text = title
     if bullets is not None:
@@ -208,10 +286,16 @@ def add_slide(prs, layout: int, title: str, bullets: list[str] | None = None, no
     return slide
 
 
-OUTLINE = {"Goals": ["Ship v1 to pilot customers by Q4", "Cut onboarding time in half", "Keep cloud cost flat"],
-           "Team": ["Product: Dana", "Engineering: Ravi and Yuki", "Design: Ella"],
-           "Timeline": ["Sep: discovery", "Oct-Nov: build", "Dec: pilot"],
-           "Risks": ["Vendor API limits", "Hiring delays"]}
+OUTLINE = {
+    "Goals": [
+        "Ship v1 to pilot customers by Q4",
+        "Cut onboarding time in half",
+        "Keep cloud cost flat",
+    ],
+    "Team": ["Product: Dana", "Engineering: Ravi and Yuki", "Design: Ella"],
+    "Timeline": ["Sep: discovery", "Oct-Nov: build", "Dec: pilot"],
+    "Risks": ["Vendor API limits", "Hiring delays"],
+}
 
 
 @registry.task("lh-impress-001")
@@ -230,7 +314,9 @@ def outline_deck(files: TaskFiles) -> None:
     prs.save(files.gold("falcon.pptx"))
 
 
-def review_deck(quarter: str, rows: list[list], total: str, notes: str | None, legacy: bool) -> Presentation:
+def review_deck(
+    quarter: str, rows: list[list], total: str, notes: str | None, legacy: bool
+) -> Presentation:
     prs = Presentation()
     title = prs.slides.add_slide(prs.slide_layouts[0])
     title.shapes.title.text = f"{quarter} Business Review"
@@ -254,15 +340,23 @@ def review_deck(quarter: str, rows: list[list], total: str, notes: str | None, l
 
 @registry.task("lh-impress-002")
 def update_review(files: TaskFiles) -> None:
-    q2 = [["North", "410,200", "3.1%"], ["South", "388,900", "-1.2%"], ["East", "502,750", "4.4%"],
-          ["West", "297,300", "0.8%"]]
+    q2 = [
+        ["North", "410,200", "3.1%"],
+        ["South", "388,900", "-1.2%"],
+        ["East", "502,750", "4.4%"],
+        ["West", "297,300", "0.8%"],
+    ]
     review_deck("Q2", q2, "$1,599,150", None, True).save(files.fixture("quarterly_review.pptx"))
     rng = random.Random(302)
-    q3 = [[region, rng.randint(280_000, 560_000), round(rng.uniform(-4, 8), 1)] for region, *_ in q2]
+    q3 = [
+        [region, rng.randint(280_000, 560_000), round(rng.uniform(-4, 8), 1)] for region, *_ in q2
+    ]
     write_csv(files.fixture("q3_numbers.csv"), [["Region", "Revenue", "GrowthPct"], *q3])
     rows = [[r, f"{v:,}", f"{g:.1f}%"] for r, v, g in q3]
     total = f"${sum(v for _, v, _ in q3):,}"
-    review_deck("Q3", rows, total, "Presenter: Dana Whitfield", False).save(files.gold("quarterly_review.pptx"))
+    review_deck("Q3", rows, total, "Presenter: Dana Whitfield", False).save(
+        files.gold("quarterly_review.pptx")
+    )
 
 
 AGENDA_PARTS = ["1. Background", "2. Method", "3. Results", "4. Next steps"]
@@ -297,7 +391,9 @@ def styled_deck(uniform: bool) -> Presentation:
                 run.font.bold = True if uniform else None
         for paragraph in slide.placeholders[1].text_frame.paragraphs:
             for run in paragraph.runs:
-                run.font.name = "DejaVu Sans" if uniform else rng.choice(["Arial", "Courier New", "Georgia"])
+                run.font.name = (
+                    "DejaVu Sans" if uniform else rng.choice(["Arial", "Courier New", "Georgia"])
+                )
                 run.font.size = Pt(18) if uniform else Pt(rng.choice([12, 20, 28]))
     return prs
 
@@ -308,8 +404,12 @@ def uniform_fonts(files: TaskFiles) -> None:
     styled_deck(True).save(files.gold("styles.pptx"))
 
 
-SCRIPT = {1: "Welcome everyone and introduce the agenda.", 2: "Revenue grew 12 percent year over year.",
-          3: "Churn fell to 2.1 percent after the onboarding change.", 4: "We ask for two more engineers."}
+SCRIPT = {
+    1: "Welcome everyone and introduce the agenda.",
+    2: "Revenue grew 12 percent year over year.",
+    3: "Churn fell to 2.1 percent after the onboarding change.",
+    4: "We ask for two more engineers.",
+}
 
 
 @registry.task("lh-impress-005")
@@ -319,10 +419,20 @@ def speaker_notes(files: TaskFiles) -> None:
     def deck(with_notes: bool) -> Presentation:
         prs = Presentation()
         for n, title in enumerate(titles, start=1):
-            add_slide(prs, 1 if n > 1 else 5, title, [f"See notes for slide {n}"] if n > 1 else None,
-                      notes=SCRIPT[n] if with_notes else None)
+            add_slide(
+                prs,
+                1 if n > 1 else 5,
+                title,
+                [f"See notes for slide {n}"] if n > 1 else None,
+                notes=SCRIPT[n] if with_notes else None,
+            )
         if with_notes:
-            add_slide(prs, 1, "Key numbers", ["12 percent revenue growth", "2.1 percent churn", "2 engineers"])
+            add_slide(
+                prs,
+                1,
+                "Key numbers",
+                ["12 percent revenue growth", "2.1 percent churn", "2 engineers"],
+            )
         return prs
 
     deck(False).save(files.fixture("annual_update.pptx"))

@@ -11,7 +11,13 @@ import sqlite3
 import tarfile
 from collections import Counter, defaultdict
 
-from tasks.suites.longhorizon.common import BuilderRegistry, TaskFiles, write_csv, write_json, write_xlsx
+from tasks.suites.longhorizon.common import (
+    BuilderRegistry,
+    TaskFiles,
+    write_csv,
+    write_json,
+    write_xlsx,
+)
 
 registry = BuilderRegistry()
 build_all = registry.build_all
@@ -26,11 +32,29 @@ def write_tar(path, files: dict[str, bytes]) -> None:
             tar.addfile(info, io.BytesIO(data))
 
 
-DOWNLOADS = ["holiday.JPG", "scan_0007.png", "logo.gif", "invoice_2291.pdf", "notes.txt", "Budget.XLSX",
-             "thesis_draft.docx", "backup.zip", "photos.tar.gz", "setup.exe", "readme.md", "song.mp3",
-             "diagram.PNG", "minutes.TXT", "data.tar.gz", "random.bin"]
-CATEGORIES = {"images": (".jpg", ".png", ".gif"), "documents": (".pdf", ".txt", ".docx", ".xlsx", ".md"),
-              "archives": (".zip", ".tar.gz")}
+DOWNLOADS = [
+    "holiday.JPG",
+    "scan_0007.png",
+    "logo.gif",
+    "invoice_2291.pdf",
+    "notes.txt",
+    "Budget.XLSX",
+    "thesis_draft.docx",
+    "backup.zip",
+    "photos.tar.gz",
+    "setup.exe",
+    "readme.md",
+    "song.mp3",
+    "diagram.PNG",
+    "minutes.TXT",
+    "data.tar.gz",
+    "random.bin",
+]
+CATEGORIES = {
+    "images": (".jpg", ".png", ".gif"),
+    "documents": (".pdf", ".txt", ".docx", ".xlsx", ".md"),
+    "archives": (".zip", ".tar.gz"),
+}
 
 
 def category_of(name: str) -> str:
@@ -69,17 +93,32 @@ def rename_photos(files: TaskFiles) -> None:
 @registry.task("lh-os-003")
 def archive_logs(files: TaskFiles) -> None:
     rng = random.Random(403)
-    days = ["02-20", "02-22", "02-25", "02-27", "02-29", "03-01", "03-02", "03-05", "03-08", "03-10"]
+    days = [
+        "02-20",
+        "02-22",
+        "02-25",
+        "02-27",
+        "02-29",
+        "03-01",
+        "03-02",
+        "03-05",
+        "03-08",
+        "03-10",
+    ]
     contents = {}
     for day in days:
-        lines = [f"2024-{day} {rng.choice(['INFO', 'WARN', 'ERROR'])} request {rng.randint(1, 999)}"
-                 for _ in range(rng.randint(3, 30))]
+        lines = [
+            f"2024-{day} {rng.choice(['INFO', 'WARN', 'ERROR'])} request {rng.randint(1, 999)}"
+            for _ in range(rng.randint(3, 30))
+        ]
         contents[f"logs/app-2024-{day}.log"] = ("\n".join(lines) + "\n").encode()
     contents["logs/README"] = b"application logs, one file per day\n"
     write_tar(files.fixture("logs.tar"), contents)
     old = sorted(n.split("/")[1] for n in contents if n.startswith("logs/app-2024-02"))
     total = sum(contents[f"logs/{n}"].count(b"\n") for n in old)
-    files.gold("index.txt").write_text("\n".join(old) + f"\nTOTAL_LINES={total}\n", encoding="utf-8")
+    files.gold("index.txt").write_text(
+        "\n".join(old) + f"\nTOTAL_LINES={total}\n", encoding="utf-8"
+    )
 
 
 @registry.task("lh-os-004")
@@ -87,9 +126,19 @@ def fleet_report(files: TaskFiles) -> None:
     rng = random.Random(404)
     rows = []
     for i in range(24):
-        rows.append([f"srv-{i:02d}", rng.choice(["fra1", "ams2", "lon1"]), rng.randint(5, 99), rng.randint(10, 99),
-                     rng.choices(["up", "down", "maintenance"], [8, 1, 1])[0]])
-    write_csv(files.fixture("servers.csv"), [["host", "datacenter", "cpu_pct", "mem_pct", "status"], *rows])
+        rows.append(
+            [
+                f"srv-{i:02d}",
+                rng.choice(["fra1", "ams2", "lon1"]),
+                rng.randint(5, 99),
+                rng.randint(10, 99),
+                rng.choices(["up", "down", "maintenance"], [8, 1, 1])[0],
+            ]
+        )
+    write_csv(
+        files.fixture("servers.csv"),
+        [["host", "datacenter", "cpu_pct", "mem_pct", "status"], *rows],
+    )
 
 
 def fleet_summary(rows: list[list]) -> dict:
@@ -100,8 +149,13 @@ def fleet_summary(rows: list[list]) -> dict:
     return {
         "total": len(rows),
         "by_status": dict(sorted(Counter(r[4] for r in rows).items())),
-        "overloaded": sorted(r[0] for r in rows if r[4] == "up" and (int(r[2]) > 85 or int(r[3]) > 90)),
-        "datacenters": {dc: {"hosts": len(v), "avg_cpu": round(sum(v) / len(v), 1)} for dc, v in sorted(by_dc.items())},
+        "overloaded": sorted(
+            r[0] for r in rows if r[4] == "up" and (int(r[2]) > 85 or int(r[3]) > 90)
+        ),
+        "datacenters": {
+            dc: {"hosts": len(v), "avg_cpu": round(sum(v) / len(v), 1)}
+            for dc, v in sorted(by_dc.items())
+        },
     }
 
 
@@ -109,11 +163,25 @@ def fleet_summary(rows: list[list]) -> dict:
 def dedupe_projects(files: TaskFiles) -> None:
     rng = random.Random(405)
     blobs = [f"content block {k}\n".encode() * rng.randint(1, 9) for k in range(8)]
-    paths = ["alpha/main.py", "alpha/utils.py", "alpha/docs/guide.md", "beta/main.py", "beta/lib/utils.py",
-             "beta/notes.txt", "gamma/guide.md", "gamma/old/main.py", "gamma/data.csv", "gamma/copy of notes.txt",
-             "delta/report.md", "delta/archive/report.md"]
+    paths = [
+        "alpha/main.py",
+        "alpha/utils.py",
+        "alpha/docs/guide.md",
+        "beta/main.py",
+        "beta/lib/utils.py",
+        "beta/notes.txt",
+        "gamma/guide.md",
+        "gamma/old/main.py",
+        "gamma/data.csv",
+        "gamma/copy of notes.txt",
+        "delta/report.md",
+        "delta/archive/report.md",
+    ]
     choice = [0, 1, 2, 0, 1, 3, 2, 4, 5, 3, 6, 6]
-    write_tar(files.fixture("projects.tar"), {f"projects/{p}": blobs[c] for p, c in zip(paths, choice, strict=True)})
+    write_tar(
+        files.fixture("projects.tar"),
+        {f"projects/{p}": blobs[c] for p, c in zip(paths, choice, strict=True)},
+    )
 
 
 # --- SQLite -------------------------------------------------------------------------------------------
@@ -139,12 +207,25 @@ CREATE TABLE price_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, product_id INTEG
 @registry.task("lh-db-001")
 def price_update(files: TaskFiles) -> None:
     rng = random.Random(501)
-    products = [(i, f"P-{100 + i * 3}", f"Product {i}", round(rng.uniform(2, 200), 2)) for i in range(1, 21)]
+    products = [
+        (i, f"P-{100 + i * 3}", f"Product {i}", round(rng.uniform(2, 200), 2)) for i in range(1, 21)
+    ]
     make_db(files.fixture("shop.db"), SHOP_SCHEMA, {"products": products})
-    changes = [[p[1], f"{round(p[3] * rng.uniform(0.8, 1.3), 2):.2f}"] for p in rng.sample(products, 7)]
+    changes = [
+        [p[1], f"{round(p[3] * rng.uniform(0.8, 1.3), 2):.2f}"] for p in rng.sample(products, 7)
+    ]
     changes.append([products[4][1], f"{products[4][3]:.2f}"])  # unchanged price: no audit row
     changes.insert(3, ["P-999", "12.00"])  # unknown SKU
     write_csv(files.fixture("price_changes.csv"), [["sku", "new_price"], *changes])
+    old = {p[1]: p[3] for p in products}
+    report = [
+        [sku, f"{old[sku]:.2f}", new, f"{(float(new) - old[sku]) / old[sku] * 100:.1f}"]
+        for sku, new in changes
+        if sku in old and round(old[sku], 2) != float(new)
+    ]
+    write_csv(
+        files.gold("price_report.csv"), [["sku", "old_price", "new_price", "change_pct"], *report]
+    )
 
 
 CRM_SCHEMA = """
@@ -152,17 +233,30 @@ CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT N
 CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customers(id),
                      order_date TEXT NOT NULL, amount REAL NOT NULL, status TEXT NOT NULL);
 """
-CUSTOMERS = [(1, "Alder Corp", "ops@alder.example", "Leeds"), (2, "Birch LLC", "hi@birch.example", "York"),
-             (3, "Cedar Inc", "team@cedar.example", "Bath"), (4, "Alder Corp", "OPS@Alder.example", "Leeds"),
-             (5, "Dogwood Ltd", "info@dogwood.example", "Hull"), (6, "Elm & Co", "elm@elm.example", "Ely"),
-             (7, "Birch LLC", "Hi@Birch.Example", "York"), (8, "Fir Group", "fir@fir.example", "Wells")]
+CUSTOMERS = [
+    (1, "Alder Corp", "ops@alder.example", "Leeds"),
+    (2, "Birch LLC", "hi@birch.example", "York"),
+    (3, "Cedar Inc", "team@cedar.example", "Bath"),
+    (4, "Alder Corp", "OPS@Alder.example", "Leeds"),
+    (5, "Dogwood Ltd", "info@dogwood.example", "Hull"),
+    (6, "Elm & Co", "elm@elm.example", "Ely"),
+    (7, "Birch LLC", "Hi@Birch.Example", "York"),
+    (8, "Fir Group", "fir@fir.example", "Wells"),
+]
 
 
 def crm_orders(seed: int) -> list[tuple]:
     rng = random.Random(seed)
-    return [(i, rng.randint(1, 8), f"2024-{rng.randint(6, 10):02d}-{rng.randint(1, 28):02d}",
-             round(rng.uniform(20, 900), 2), rng.choices(["complete", "cancelled", "pending"], [6, 1, 1])[0])
-            for i in range(1, 61)]
+    return [
+        (
+            i,
+            rng.randint(1, 8),
+            f"2024-{rng.randint(6, 10):02d}-{rng.randint(1, 28):02d}",
+            round(rng.uniform(20, 900), 2),
+            rng.choices(["complete", "cancelled", "pending"], [6, 1, 1])[0],
+        )
+        for i in range(1, 61)
+    ]
 
 
 @registry.task("lh-db-002")
@@ -176,13 +270,21 @@ def customer_report(files: TaskFiles) -> None:
             totals[cid][0] += 1
             totals[cid][1] += amount
     names = {c[0]: c for c in customers}
-    rows = sorted(([names[c][1], names[c][3], n, round(t, 2)] for c, (n, t) in totals.items()), key=lambda r: -r[3])
-    write_xlsx(files.gold("customer_totals.xlsx"), {"ByCustomer": [["Customer", "City", "Orders", "Total"], *rows]})
+    rows = sorted(
+        ([names[c][1], names[c][3], n, round(t, 2)] for c, (n, t) in totals.items()),
+        key=lambda r: -r[3],
+    )
+    write_xlsx(
+        files.gold("customer_totals.xlsx"),
+        {"ByCustomer": [["Customer", "City", "Orders", "Total"], *rows]},
+    )
 
 
 @registry.task("lh-db-003")
 def merge_customers(files: TaskFiles) -> None:
-    make_db(files.fixture("crm.db"), CRM_SCHEMA, {"customers": CUSTOMERS, "orders": crm_orders(503)})
+    make_db(
+        files.fixture("crm.db"), CRM_SCHEMA, {"customers": CUSTOMERS, "orders": crm_orders(503)}
+    )
     write_csv(files.gold("merge_log.csv"), [["removed_id", "kept_id"], [4, 1], [7, 2]])
 
 
@@ -192,10 +294,16 @@ def migrate_tasks(files: TaskFiles) -> None:
     rows = []
     for i in range(1, 19):
         due = f"2024-{rng.randint(8, 11):02d}-{rng.randint(1, 28):02d}"
-        done = f"2024-{rng.randint(8, 10):02d}-{rng.randint(1, 28):02d}" if rng.random() < 0.4 else None
+        done = (
+            f"2024-{rng.randint(8, 10):02d}-{rng.randint(1, 28):02d}"
+            if rng.random() < 0.4
+            else None
+        )
         rows.append((i, f"Task {i}", rng.choice(["ana", "bo", "cy"]), due, done))
-    script = ("CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT NOT NULL, assignee TEXT, due_date TEXT,"
-              " completed_at TEXT);")
+    script = (
+        "CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT NOT NULL, assignee TEXT, due_date TEXT,"
+        " completed_at TEXT);"
+    )
     make_db(files.fixture("tracker.db"), script, {"tasks": rows})
 
 
@@ -205,16 +313,34 @@ def migrate_tasks(files: TaskFiles) -> None:
 @registry.task("lh-inf-001")
 def infeasible_publish(files: TaskFiles) -> None:
     rng = random.Random(601)
-    write_xlsx(files.fixture("pipeline.xlsx"), {"Pipeline": [["Deal", "Stage", "Value"]] + [
-        [f"Deal {i}", rng.choice(["Lead", "Proposal", "Won"]), rng.randint(1000, 90000)] for i in range(15)]})
+    write_xlsx(
+        files.fixture("pipeline.xlsx"),
+        {
+            "Pipeline": [["Deal", "Stage", "Value"]]
+            + [
+                [f"Deal {i}", rng.choice(["Lead", "Proposal", "Won"]), rng.randint(1000, 90000)]
+                for i in range(15)
+            ]
+        },
+    )
 
 
 @registry.task("lh-inf-002")
 def infeasible_salary(files: TaskFiles) -> None:
     rng = random.Random(602)
-    write_csv(files.fixture("employees.csv"), [["id", "name", "department", "start_date"]] + [
-        [i, f"Employee {i}", rng.choice(["Ops", "Sales", "R&D"]), f"20{rng.randint(15, 23)}-0{rng.randint(1, 9)}-15"]
-        for i in range(1, 26)])
+    write_csv(
+        files.fixture("employees.csv"),
+        [["id", "name", "department", "start_date"]]
+        + [
+            [
+                i,
+                f"Employee {i}",
+                rng.choice(["Ops", "Sales", "R&D"]),
+                f"20{rng.randint(15, 23)}-0{rng.randint(1, 9)}-15",
+            ]
+            for i in range(1, 26)
+        ],
+    )
 
 
 @registry.task("lh-inf-003")

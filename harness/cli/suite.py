@@ -1,0 +1,155 @@
+"""`stateact suite PATH… --model M`: run many tasks headlessly, N at a time, into one suite directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from harness.core import StateActError
+from harness.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+
+from .run import add_run_options, build_config
+
+DEMO_DOMAINS = ("calc", "writer", "os", "db", "x")
+DEMO_MODEL = "anthropic/claude-sonnet-4-5"
+DEMO_PARALLEL = 2
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "suite",
+        help="run a suite of tasks (or list what would run with --dry-run)",
+        description="Run every task file under PATH… (folders are searched recursively), each in its own "
+        "sandbox, N at a time. Writes OUT/results.jsonl, OUT/summary.json, OUT/report.html and one run "
+        f"directory per task under OUT/runs/. `--model {ORACLE_SPEC}` plays each task's reference "
+        "solution instead of a model (to check a suite end to end).",
+    )
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="task files or folders of task files"
+    )
+    add_run_options(parser)
+    for action in parser._actions:  # --dry-run and --demo need no model
+        if action.dest == "model":
+            action.required = False
+            action.default = None
+    parser.add_argument(
+        "--parallel", type=int, help="tasks run at the same time (default 1; 2 with --demo)"
+    )
+    parser.add_argument("--out", help="suite directory (default runs/suite)")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep finished runs in --out and rerun the rest"
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print one JSON line per task (runnable or why not) and stop",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help=f"a small varied slice; model {DEMO_MODEL} with ANTHROPIC_API_KEY, else the oracle",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    if args.dry_run:
+        return dry_run(args)
+    from harness.suite import discover_tasks, run_suite
+    from harness.summary import summary_line
+
+    paths = list(args.paths)
+    if args.demo:
+        args.model = args.model or (
+            DEMO_MODEL if os.environ.get("ANTHROPIC_API_KEY") else ORACLE_SPEC
+        )
+        paths = demo_slice(discover_tasks(paths), oracle=is_oracle(args.model))
+    if not args.model:
+        raise StateActError(
+            f"--model is required (PROVIDER/NAME, or {ORACLE_SPEC} to play the reference solutions)."
+        )
+    config = build_config(args)
+    if is_oracle(config.model):
+        say(
+            f"{NOTICE} Scores show whether the tasks, fixtures and checkers work, not how good a model is."
+        )
+        if args.demo:
+            say(f"No ANTHROPIC_API_KEY is set, so the demo uses the oracle. To run it on a real model:\n"
+                f"  ANTHROPIC_API_KEY=… stateact suite {' '.join(args.paths)} --demo --model {DEMO_MODEL} --out runs/demo-model")  # fmt: skip
+    else:
+        from harness.models import make_model
+
+        make_model(
+            config.model, config.model_options
+        )  # a bad spec or a missing key fails before any sandbox
+    out = Path(args.out or "runs/suite")
+    parallel = args.parallel or (DEMO_PARALLEL if args.demo else 1)
+    say(
+        f"running {len(paths) if args.demo else 'the'} task(s) with {config.model}, {parallel} at a time, into {out}"
+    )
+    try:
+        summary = run_suite(
+            paths, config, out, parallel=parallel, resume=args.resume, on_result=_print_line
+        )
+    except KeyboardInterrupt:
+        say(
+            f"stopped; finished tasks are kept. Continue with the same command and --resume --out {out}"
+        )
+        raise
+    print(summary_line(summary))
+    print(f"report: {out / 'report.html'}")
+    return 0
+
+
+def _print_line(line: dict) -> None:
+    if sys.stderr.isatty():
+        return  # the progress bar shows it
+    score = line.get("score")
+    score_text = f"{score:.3f}" if isinstance(score, int | float) else "-"
+    error = f" ({str(line['error'])[:160]})" if line.get("error") else ""
+    say(f"{line['task_id']}: {line['status']} score {score_text}{error}")
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
+    """One task per demo domain (calc, writer, os, sqlite, cross-app); with the oracle, one it can solve."""
+    from harness.suite import task_domain
+    from tasks.schema import load_task
+
+    chosen: dict[str, tuple[Path, bool]] = {}
+    for path in task_paths:
+        try:
+            task = load_task(path)
+        except StateActError:
+            continue
+        domain = task_domain(task, path)
+        solvable = solution_path(task) is not None and "infeasible" not in task.evaluator.funcs
+        if domain in DEMO_DOMAINS and (
+            domain not in chosen or (oracle and solvable and not chosen[domain][1])
+        ):
+            chosen[domain] = (path, solvable)
+    if not chosen:
+        raise StateActError(
+            "--demo found none of its tasks (calc, writer, os, db, x) in the given paths; point it at tasks/suites/longhorizon."
+        )
+    return [chosen[d][0] for d in DEMO_DOMAINS if d in chosen]
+
+
+def dry_run(args) -> int:
+    from harness.suite import dry_run as run_dry
+
+    def emit(record: dict) -> None:
+        print(json.dumps(record), flush=True)
+
+    counts = run_dry(args.paths, Path(args.cache) if args.cache else None, emit)
+    total = sum(counts.values())
+    say(
+        f"{total} task(s): "
+        + ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    )
+    return 0

@@ -1,0 +1,29 @@
+"""The worker: a fresh-context copy of the main agent's code tools, ending with `report(text)`."""
+
+from __future__ import annotations
+
+from harness.core import Tool
+from harness.tools import BashTool, EditorTool, Plan, PlanTool, PythonTool, ViewImageTool
+
+
+def worker_session(depth: int) -> str:
+    """The worker's own bash session, so its `cd` never moves the main agent's shell."""
+    return f"worker-{depth}"
+
+
+def worker_tools(sandbox, depth: int, plan: Plan) -> list[Tool]:
+    """bash (own session, restarted fresh), python, the editor, view_image and its own plan."""
+    session = worker_session(depth)
+    sandbox.call("bash.restart", session=session)  # a fresh context gets a fresh shell too
+    return [
+        BashTool(sandbox, session=session),
+        PythonTool(sandbox),
+        EditorTool(sandbox),
+        ViewImageTool(sandbox),
+        PlanTool(plan),
+    ]
+
+
+def plan_note(plan: Plan):
+    """The context note that shows the worker its plan every turn, as the main agent sees its own."""
+    return lambda: f"<plan>\n{plan.render()}\n</plan>" if plan.items else ""

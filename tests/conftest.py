@@ -1,0 +1,66 @@
+"""Shared fixtures: real sandboxes (no mocks) and the path to the shared OSWorld task files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+OSWORLD_EXAMPLES = SHARED / "osworld-tasks" / "examples"
+
+
+def docker_ready() -> str | None:
+    """None when the engine answers, else why not."""
+    try:
+        from sandboxes.docker_backend import docker_client
+
+        docker_client()
+    except Exception as exc:
+        return str(exc)
+    return None
+
+
+def require_docker() -> None:
+    """In CI a missing engine is a failure, not a skip: CI must have started it."""
+    problem = docker_ready()
+    if problem:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs the Docker engine: {problem}")
+        pytest.skip(f"no Docker engine: {problem}")
+
+
+def require_image(name: str) -> None:
+    require_docker()
+    from sandboxes.docker_backend import docker_client
+    from sandboxes.images.build import image_exists
+
+    if not image_exists(docker_client(), name):
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must build the {name} image first (`stateact image build {name}`)")
+        pytest.skip(f"the {name} image is not built")
+
+
+@pytest.fixture(scope="module")
+def base_sandbox():
+    """One docker sandbox from the base image, shared by a test module."""
+    require_image("base")
+    from sandboxes import SandboxConfig, open_sandbox
+
+    with open_sandbox(SandboxConfig(image="base", memory_mb=1024, pids_limit=256)) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+def local_sandbox():
+    if not shutil.which("bwrap"):
+        if os.environ.get("CI"):
+            pytest.fail("CI must install bubblewrap")
+        pytest.skip("bubblewrap is not installed")
+    from sandboxes import SandboxConfig, open_sandbox
+
+    with open_sandbox(SandboxConfig(backend="local", memory_mb=2048)) as sandbox:
+        yield sandbox

@@ -1,0 +1,134 @@
+"""run_setup's step plumbing, seen through the commands it sends to a recording sandbox."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.core import StateActError
+from tasks.cache import cache_name
+from tasks.schema import SetupStep, load_task
+from tasks.setup import default_placeholders, run_setup
+
+
+class RecordingSandbox:
+    """Answers every command with exit 0 (or `fail_on` → 1) and records commands and copies."""
+
+    def __init__(self, fail_on: str | None = None):
+        self.commands: list[tuple[list[str], str]] = []
+        self.copied: list[tuple[str, str]] = []
+        self.fail_on = fail_on
+
+    def exec(self, argv, timeout=120.0, user="user"):
+        self.commands.append((argv, user))
+        text = " ".join(argv)
+        if "test -f /tmp/stateact-desktop.env" in text:
+            return 1, ""
+        return (1, "boom") if self.fail_on and self.fail_on in text else (0, "hello\n")
+
+    def copy_in(self, host_path, sandbox_path):
+        self.copied.append((host_path.read_text(), sandbox_path))
+
+
+def steps(*raw):
+    return [SetupStep.model_validate(s) for s in raw]
+
+
+def test_steps_become_sandbox_commands(tmp_path):
+    url = "https://files.example.org/in.xlsx"
+    (tmp_path / cache_name(url)).write_text("payload")
+    task_file = tmp_path / "t.json"
+    task_file.write_text(
+        json.dumps({"id": "t", "instruction": "x", "evaluator": {"func": "infeasible"}})
+    )
+    task = load_task(task_file)
+    sandbox = RecordingSandbox()
+    outputs = tmp_path / "outputs"
+    run_setup(
+        steps(
+            {
+                "type": "download",
+                "parameters": {"files": [{"url": url, "path": "/home/user/Desktop/in.xlsx"}]},
+            },
+            {"type": "open", "parameters": {"path": "/home/user/Desktop/in.xlsx"}},
+            {
+                "type": "launch",
+                "parameters": {"command": ["xdotool", "mousemove", "{SCREEN_WIDTH_HALF}", "0"]},
+            },
+            {
+                "type": "execute",
+                "parameters": {
+                    "command": "echo {CLIENT_PASSWORD}",
+                    "shell": True,
+                    "stdout": "echo.out",
+                },
+            },
+            {
+                "type": "activate_window",
+                "parameters": {"window_name": "in.xlsx - LibreOffice Calc", "strict": True},
+            },
+            {"type": "sleep", "parameters": {"seconds": 0}},
+        ),
+        sandbox,
+        task,
+        tmp_path,
+        default_placeholders(1280, 720, "pw"),
+        outputs_dir=outputs,
+    )
+    assert sandbox.copied == [("payload", "/home/user/Desktop/in.xlsx")]
+    scripts = [argv[-1] for argv, _ in sandbox.commands]
+    assert any(argv[0] == "chown" and user == "root" for argv, user in sandbox.commands)
+    assert sum("stateact-desktop start 1280x720" in s for s in scripts) == 1
+    assert any(
+        "setsid nohup bash -c 'soffice --calc /home/user/Desktop/in.xlsx'" in s for s in scripts
+    )
+    assert any("xdotool mousemove 640 0" in s for s in scripts)
+    assert any(s.endswith("echo pw") for s in scripts)
+    assert (outputs / "echo.out").read_text() == "hello\n"
+    assert any("windowactivate" in s for s in scripts)
+
+
+def test_a_failing_step_is_named(tmp_path):
+    task_file = tmp_path / "t.json"
+    task_file.write_text(json.dumps({"instruction": "x", "evaluator": {"func": "infeasible"}}))
+    task = load_task(task_file)
+    # A command's own exit code does not fail the step (OSWorld runs `diff` and keeps its output).
+    run_setup(
+        steps({"type": "execute", "parameters": {"command": ["false-cmd"]}}),
+        RecordingSandbox(fail_on="false-cmd"),
+        task,
+        None,
+    )
+    with pytest.raises(StateActError, match=r"setup step 1 \(activate_window\) failed: .*boom"):
+        run_setup(
+            steps(
+                {"type": "sleep", "parameters": {"seconds": 0}},
+                {"type": "activate_window", "parameters": {"window_name": "Nope"}},
+            ),
+            RecordingSandbox(fail_on="Nope"),
+            task,
+            None,
+        )
+    with pytest.raises(
+        StateActError, match=r"setup step 0 \(download\) failed: .*not in any cache dir"
+    ):
+        run_setup(
+            steps(
+                {
+                    "type": "download",
+                    "parameters": {
+                        "files": [{"url": "https://x/y.txt", "path": "/home/user/y.txt"}]
+                    },
+                }
+            ),
+            RecordingSandbox(),
+            task,
+            None,
+        )
+    with pytest.raises(StateActError, match=r"setup step 0 has the unsupported type 'googledrive'"):
+        run_setup(steps({"type": "googledrive", "parameters": {}}), RecordingSandbox(), task, None)
+    with pytest.raises(
+        StateActError, match=r"setup step 0 \(open\) failed: missing parameter 'path'"
+    ):
+        run_setup(steps({"type": "open", "parameters": {}}), RecordingSandbox(), task, None)
