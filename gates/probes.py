@@ -54,7 +54,10 @@ class FileGrep(ProbeSpec):
     @classmethod
     def _compiles(cls, patterns: list[str]) -> list[str]:
         for pattern in patterns:
-            re.compile(pattern)
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a valid regular expression ({exc})") from None
         return patterns
 
 

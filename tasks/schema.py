@@ -31,8 +31,8 @@ class Evaluator(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    func: str | list[str]
-    """Metric name, or a list of names scored together with `conj`."""
+    func: str | list[str] = Field(default_factory=list)
+    """Metric name, or a list of names scored together with `conj`; empty for a task with no checker."""
     conj: Literal["and", "or"] = "and"
     """How several metrics combine: `and` (0 if any is 0, else the mean) or `or` (1 if any is 1, else the max)."""
     result: dict[str, Any] | list[dict[str, Any] | None] | None = None
@@ -68,7 +68,8 @@ class Task(BaseModel):
     """What the agent is asked to do."""
     config: list[SetupStep] = Field(default_factory=list)
     """Ordered setup steps run before the agent starts."""
-    evaluator: Evaluator
+    evaluator: Evaluator = Field(default_factory=Evaluator)
+    """How the end state is scored; a task without one (just an instruction) is run but not scored."""
     """How the final state is scored."""
     related_apps: list[str] = Field(default_factory=list)
     """Applications the task touches (informational)."""
@@ -111,8 +112,6 @@ def task_from_dict(data: Any, path: Path) -> Task:
         raise StateActError(f"task file {path} must hold a JSON object, not {type(data).__name__}")
     if "instruction" not in data:
         raise StateActError(f"task file {path} has no 'instruction' field")
-    if "evaluator" not in data:
-        raise StateActError(f"task file {path} has no 'evaluator' field")
     data = {**data, "id": data.get("id") or path.stem, "base_dir": path.parent.resolve()}
     try:
         return Task.model_validate(data)

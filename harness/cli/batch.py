@@ -1,0 +1,80 @@
+"""`stateact batch --instruction "…" FILES… --out DIR`: one instruction over many office files."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from .run import add_run_options, build_config
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "batch",
+        help="run one instruction over many files, each in its own sandbox and through the gate",
+        description="Copy each file to /home/user/<name> in a fresh sandbox, run the instruction on it "
+        "({file}, {name} and {stem} are filled in; without {file} the path is appended), check it with "
+        "the finish gate, and copy the result to OUT/<name> (or the file the instruction names). "
+        "Writes OUT/summary.csv and a run directory per file under OUT/runs/. Exit 0 when every file "
+        "passed the gate, 1 otherwise, 2 on bad input.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="input files or glob patterns (quoted)")
+    parser.add_argument("--instruction", required=True, help="what to do with each file")
+    add_run_options(parser)
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--parallel", type=int, default=1, help="files run at the same time (default 1)")
+    parser.add_argument("--resume", action="store_true", help="keep finished files in --out and run the rest")
+    parser.add_argument("--check", metavar="TASK.json", help="score every output with this task's evaluator")
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from harness.batch import SUMMARY_NAME, expand_inputs, run_batch
+    from harness.models import make_model
+
+    files = expand_inputs(args.files)  # bad patterns fail before anything starts
+    config = build_config(args)
+    make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
+    with BatchProgress(len(files)) as progress:
+        rows = run_batch(
+            args.instruction, files, args.out, config,
+            parallel=args.parallel, resume=args.resume, check=args.check, on_result=progress.advance,
+        )  # fmt: skip
+    passed = sum(row["gate_passed"] is True for row in rows)
+    statuses = ", ".join(f"{n} {status}" for status, n in Counter(row["status"] for row in rows).items())
+    cost = sum(float(row["cost_usd"] or 0) for row in rows)
+    print(f"{passed}/{len(rows)} files passed the gate ({statuses}); ${cost:.4f}")
+    print(f"summary: {args.out}/{SUMMARY_NAME}", file=sys.stderr)
+    return 0 if passed == len(rows) else 1
+
+
+class BatchProgress:
+    """A progress bar over the files on a terminal; silent otherwise."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.bar: Progress | None = None
+        self.passed = 0
+
+    def __enter__(self) -> BatchProgress:
+        if sys.stderr.isatty():
+            self.bar = Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                console=Console(stderr=True),
+            )  # fmt: skip
+            self.task = self.bar.add_task("batch", total=self.total)
+            self.bar.start()
+        return self
+
+    def advance(self, row: dict) -> None:
+        self.passed += row["gate_passed"] is True
+        if self.bar:
+            name = row["file"].rsplit("/", 1)[-1]
+            self.bar.update(self.task, advance=1, description=f"{self.passed} passed · last {name}: {row['status']}")
+
+    def __exit__(self, *exc_info) -> None:
+        if self.bar:
+            self.bar.stop()

@@ -1,0 +1,148 @@
+"""The narration-blind finish gate against real sandboxes, with scripted agent and gate models."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from gates.probes import run_probe, validate_probe
+from harness.config import RunConfig
+from harness.core import ToolError
+from harness.models.scripted import ScriptedModel
+from harness.runner import run_task
+from tasks.schema import Task
+
+from .conftest import require_image
+
+SECRET = "SECRET-NARRATIVE-42"
+
+
+def bash(command: str) -> dict:
+    return {"text": f"{SECRET}: running {command[:20]}", "tool_calls": [{"name": "bash", "input": {"command": command}}]}
+
+
+def finish() -> dict:
+    return {"text": f"{SECRET} all done", "tool_calls": [{"name": "finish", "input": {"summary": f"{SECRET} claims success"}}]}
+
+
+def verdict(passed: bool, gaps=()) -> dict:
+    return {"tool_calls": [{"name": "verdict", "input": {"passed": passed, "gaps": list(gaps)}}]}
+
+
+def task(tmp_path: Path, instruction: str, evaluator: dict | None = None) -> Task:
+    return Task.model_validate({"id": "gate-test", "instruction": instruction, "config": [],
+                                "evaluator": evaluator or {}, "base_dir": tmp_path})  # fmt: skip
+
+
+def run(tmp_path: Path, the_task: Task, agent_turns: list, gate_turns: list) -> tuple[dict, ScriptedModel]:
+    require_image("base")
+    config = RunConfig(model="script/test")
+    config.sandbox.image = "base"
+    gate_model = ScriptedModel(gate_turns)
+    result = run_task(the_task, config, tmp_path / "run", model=ScriptedModel(agent_turns), gate_model=gate_model)
+    return result, gate_model
+
+
+def gate_round(tmp_path: Path, number: int) -> dict:
+    return json.loads((tmp_path / "run" / "gate" / f"round-{number}.json").read_text())
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_wrong_path_is_rejected_structurally_then_fixed(tmp_path):
+    the_task = task(tmp_path, "Create /home/user/reports/summary.csv with the single line `name,total`.")
+    agent = [
+        bash("echo 'name,total' > /home/user/summary.csv"),
+        bash("cat /home/user/summary.csv"),
+        bash("ls /home/user"),
+        finish(),
+        bash("mkdir -p /home/user/reports && mv /home/user/summary.csv /home/user/reports/"),
+        finish(),
+    ]
+    result, gate_model = run(tmp_path, the_task, agent, [verdict(True)])
+    assert result["status"] == "completed" and result["gate_rounds"] == 2 and result["gate_passed"]
+    first = gate_round(tmp_path, 1)
+    assert first["source"] == "structural" and not first["passed"]
+    assert "/home/user/reports/summary.csv" in first["gaps"][0] and "/home/user/summary.csv" in first["gaps"][0]
+    assert len(gate_model.calls) == 1  # the structural rejection needed no model call
+    for call in gate_model.calls:  # narration-blind: nothing the agent said reaches the gate
+        assert SECRET not in json.dumps(call, default=str)
+    assert "/home/user/reports/summary.csv" in json.dumps(gate_model.calls[0]["messages"])
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_unsaved_document_is_rejected_and_three_rejections_end_the_run(tmp_path):
+    the_task = task(tmp_path, "Write 'hello' into /home/user/notes.docx.")
+    create = "python3 -c \"import docx; d = docx.Document(); d.add_paragraph('hello'); d.save('/home/user/notes.docx')\""
+    agent = [bash(create), bash("touch '/home/user/.~lock.notes.docx#'"), bash("ls -a"), finish(), finish(), finish(), finish()]
+    result, _ = run(tmp_path, the_task, agent, [])
+    assert result["status"] == "gate_rejected" and result["gate_rounds"] == 3 and result["gate_passed"] is False
+    for number in (1, 2, 3):
+        assert any("lock file" in gap for gap in gate_round(tmp_path, number)["gaps"])
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_gate_cannot_change_the_state_it_judges(tmp_path):
+    content = "important result\n"
+    digest = hashlib.sha256(content.encode()).hexdigest()
+    evaluator = {
+        "func": "check_include_exclude",
+        "result": {"type": "vm_command_line", "command": "sha256sum /home/user/result.txt", "shell": True},
+        "expected": {"type": "rule", "rules": {"include": [digest], "exclude": []}},
+    }
+    the_task = task(tmp_path, "Write 'important result' into /home/user/result.txt.", evaluator)
+    agent = [bash("echo 'important result' > /home/user/result.txt"), bash("cat result.txt"), bash("ls"), finish()]
+    gate = [
+        {"tool_calls": [{"name": "bash", "input": {"command": "rm /home/user/result.txt; echo x > /home/user/result2.txt"}}]},
+        {"tool_calls": [{"name": "str_replace_based_edit_tool", "input": {"command": "create", "path": "/home/user/result.txt", "file_text": "forged"}}]},
+        {"tool_calls": [{"name": "probe", "input": {"spec": {"kind": "xlsx_cells"}}}]},
+        verdict(True),
+    ]
+    result, gate_model = run(tmp_path, the_task, agent, gate)
+    assert result["status"] == "completed" and result["score"] == 1.0  # the real file is byte-identical
+    transcript = json.dumps(gate_round(tmp_path, 1)["transcript"])
+    assert "is not available here" in transcript  # editor mutations are not offered to the gate
+    assert "field `path`" in transcript  # a malformed probe is a tool error naming the field
+
+
+def test_xlsx_cells_probe_reads_formula_text(local_sandbox):
+    script = ("import openpyxl; wb = openpyxl.Workbook(); ws = wb.active; ws['A1'] = 2; ws['A2'] = 3; "
+              "ws['B1'] = '=SUM(A1:A2)'; wb.save('/home/user/book.xlsx')")  # fmt: skip
+    local_sandbox.call("python.run", code=script)
+    spec = validate_probe({"kind": "xlsx_cells", "path": "/home/user/book.xlsx", "cells": ["B1"],
+                           "expect": {"B1": {"formula": "=SUM(A1:A2)"}}})  # fmt: skip
+    outcome = run_probe(spec, local_sandbox)
+    assert outcome.verdict is True and "formula='=SUM(A1:A2)'" in outcome.evidence
+    wrong = validate_probe({"kind": "xlsx_cells", "path": "/home/user/book.xlsx", "expect": {"B1": {"value": 5}}})
+    assert run_probe(wrong, local_sandbox).verdict is False  # no cached value: a formula is not its value
+    missing = validate_probe({"kind": "file_exists", "path": "/home/user/nothing.xlsx"})
+    assert run_probe(missing, local_sandbox).verdict is False
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["cat", "a.txt|rm -rf /"], "metacharacters"),
+        (["rm", "-rf", "/home/user"], "not an allowed read-only program"),
+        (["bash", "-c", "ls"], "not an allowed read-only program"),
+        (["find", "/home/user", "-delete"], "can change state"),
+        (["sqlite3", "db.sqlite", "select 1"], "-readonly"),
+    ],
+)
+def test_shell_probe_validation_refuses_mutations(argv, message):
+    with pytest.raises(ToolError, match=message):
+        validate_probe({"kind": "shell_command", "argv": argv})
+
+
+def test_malformed_probe_specs_name_the_field():
+    with pytest.raises(ToolError, match="field `kind`"):
+        validate_probe({"kind": "teleport"})
+    with pytest.raises(ToolError, match="field `patterns`"):
+        validate_probe({"kind": "file_grep", "path": "/x", "patterns": ["("]})
+    with pytest.raises(ToolError, match="field `query`"):
+        validate_probe({"kind": "sqlite_query", "path": "/x.db", "query": "DELETE FROM t"})
