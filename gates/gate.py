@@ -109,8 +109,11 @@ class FinishGate:
     """Reviews `finish` calls of one run; `review` is what the finish tool calls."""
 
     def __init__(self, instruction: str, sandbox, model: Model, config, record: RunRecord | None,
-                 stats: RunStats, started_at: float, outcome) -> None:  # fmt: skip
+                 stats: RunStats, started_at: float, outcome, on_decision=None) -> None:  # fmt: skip
         self.instruction = instruction
+        # on_decision(decision, probes) -> extra gaps: lets the task state hear each decision and its
+        # probes, and fail the round closed when one of its stored probes fails.
+        self.on_decision = on_decision
         self.sandbox = sandbox
         self.model = model
         self.config = config
@@ -125,6 +128,10 @@ class FinishGate:
         self.rounds += 1
         self.outcome.gate_rounds = self.rounds
         decision, details = self._round()
+        if self.on_decision is not None:
+            extra = self.on_decision(decision, details.get("probes", []))
+            if decision.passed and extra:
+                decision = Decision(False, list(extra), "task_state")
         self.outcome.gate_passed = decision.passed is True
         if self.record:
             self.record.write_gate_round(self.rounds, {"round": self.rounds, "passed": decision.passed,

@@ -1,8 +1,8 @@
 """Batch office-file jobs: one instruction over many files, each in its own sandbox and through the gate.
 
-    OUT/<output name>        each file's result, copied out of its sandbox
-    OUT/runs/<file name>/    each file's run directory (result.json marks it finished)
-    OUT/summary.csv          one row per file: status, gate verdict, cost, output path, score
+OUT/<output name>        each file's result, copied out of its sandbox
+OUT/runs/<file name>/    each file's run directory (result.json marks it finished)
+OUT/summary.csv          one row per file: status, gate verdict, cost, output path, score
 """
 
 from __future__ import annotations
@@ -66,7 +66,9 @@ def expand_inputs(patterns: list[str | Path]) -> list[Path]:
             if not matches:
                 raise StateActError(f"the pattern {pattern!r} matches no files.")
         elif Path(pattern).exists():
-            raise StateActError(f"{pattern} is a folder; give the files in it (for example {pattern}/*.xlsx).")
+            raise StateActError(
+                f"{pattern} is a folder; give the files in it (for example {pattern}/*.xlsx)."
+            )
         else:
             raise StateActError(f"the input file {pattern} does not exist.")
         for match in matches:
@@ -93,7 +95,9 @@ def plan_batch(instruction: str, files: list[Path], out_dir: Path) -> list[Batch
     items, outputs, names = [], {}, {}
     for source in files:
         if source.name in names:
-            raise StateActError(f"{source} and {names[source.name]} have the same name; each file needs its own name.")
+            raise StateActError(
+                f"{source} and {names[source.name]} have the same name; each file needs its own name."
+            )
         names[source.name] = source
         sandbox_path = f"{SANDBOX_HOME}/{source.name}"
         filled = fill_instruction(instruction, sandbox_path)
@@ -101,7 +105,9 @@ def plan_batch(instruction: str, files: list[Path], out_dir: Path) -> list[Batch
         output_sandbox = others[0] if others else sandbox_path
         output_name = PurePosixPath(output_sandbox).name
         if output_name in (SUMMARY_NAME, RUNS_DIR):
-            raise StateActError(f"the output name {output_name} is reserved for the batch's own files.")
+            raise StateActError(
+                f"the output name {output_name} is reserved for the batch's own files."
+            )
         if output_name in outputs:
             raise StateActError(
                 f"{source.name} and {outputs[output_name]} would both write {output_name}; "
@@ -169,11 +175,15 @@ def run_batch(
     items = plan_batch(instruction, expand_inputs(files), out_dir)
     check_task = checker(check)
     if not resume:
-        started = [item.run_dir for item in items if item.run_dir.exists() and any(item.run_dir.iterdir())]
+        started = [
+            item.run_dir for item in items if item.run_dir.exists() and any(item.run_dir.iterdir())
+        ]
         if started:
             raise StateActError(f"{out_dir} already holds runs (for example {started[0]}); pass --resume to keep them or choose another --out.")  # fmt: skip
     out_dir.mkdir(parents=True, exist_ok=True)
-    table = SummaryTable(out_dir / SUMMARY_NAME, [item.name for item in items], check_task is not None)
+    table = SummaryTable(
+        out_dir / SUMMARY_NAME, [item.name for item in items], check_task is not None
+    )
 
     def one(item: BatchItem) -> dict:
         row = run_item(item, config, check_task, resume, model_factory, gate_model_factory)
@@ -198,13 +208,23 @@ def run_item(item, config, check_task, resume, model_factory, gate_model_factory
         try:
             sandbox.copy_out(item.output_sandbox, item.output_host)
         except FileNotFoundError:
-            raise StateActError(f"the run left no file at {item.output_sandbox} to copy out.") from None
+            raise StateActError(
+                f"the run left no file at {item.output_sandbox} to copy out."
+            ) from None
 
     model = model_factory() if model_factory else None
     gate_model = gate_model_factory() if gate_model_factory else None
     # A finished file (result.json) is read back as is; a started one continues from its trajectory.
     resume = resume and (item.run_dir / "trajectory.jsonl").exists()
-    result = run_task(task, config, item.run_dir, resume=resume, model=model, gate_model=gate_model, after_run=copy_back)
+    result = run_task(
+        task,
+        config,
+        item.run_dir,
+        resume=resume,
+        model=model,
+        gate_model=gate_model,
+        after_run=copy_back,
+    )
     row = {
         "file": str(item.source),
         "status": result["status"],
@@ -214,7 +234,9 @@ def run_item(item, config, check_task, resume, model_factory, gate_model_factory
         "score": result.get("score") if check_task is not None else None,
         "error": result.get("error") or "",
     }
-    write_json_atomic(item.run_dir / "batch_item.json", {**row, "output_sandbox": item.output_sandbox})
+    write_json_atomic(
+        item.run_dir / "batch_item.json", {**row, "output_sandbox": item.output_sandbox}
+    )
     return row
 
 

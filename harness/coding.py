@@ -72,7 +72,9 @@ def code_instruction(instruction: str, sandbox_path: str) -> str:
 
     The note is a fact about the machine, not a claim about the work, so the gate stays narration-blind.
     """
-    return f"{instruction.strip()}\n\nThe repository is at {sandbox_path}; if it has tests, run them."
+    return (
+        f"{instruction.strip()}\n\nThe repository is at {sandbox_path}; if it has tests, run them."
+    )
 
 
 def run_code(
@@ -119,9 +121,19 @@ def run_code(
             try:
                 sandbox.copy_out(sandbox_path, returned)
             except FileNotFoundError:
-                raise StateActError(f"the agent removed {sandbox_path}; there is nothing to diff.") from None
+                raise StateActError(
+                    f"the agent removed {sandbox_path}; there is nothing to diff."
+                ) from None
 
-        result = run_task(task, config, out_dir, model=model, gate_model=gate_model, on_turn=on_turn, after_run=copy_back)
+        result = run_task(
+            task,
+            config,
+            out_dir,
+            model=model,
+            gate_model=gate_model,
+            on_turn=on_turn,
+            after_run=copy_back,
+        )
         summary = CodeSummary(
             repo=str(repo), sandbox_path=sandbox_path, status=result["status"], gate_passed=result.get("gate_passed") is True,
             gate_rounds=result.get("gate_rounds", 0), cost_usd=result.get("cost_usd", 0.0), patch=None,
@@ -130,7 +142,11 @@ def run_code(
         if returned.is_dir():
             _record_changes(repo, returned, out_dir, summary, scratch)
             # Only a change the gate accepted is written into the user's repository.
-            if apply and summary.gate_passed and (summary.added or summary.modified or summary.deleted):
+            if (
+                apply
+                and summary.gate_passed
+                and (summary.added or summary.modified or summary.deleted)
+            ):
                 apply_changes(repo, returned, summary)
                 summary.applied = True
     write_json_atomic(out_dir / SUMMARY_NAME, asdict(summary))
@@ -157,7 +173,9 @@ def changed_files(original: Path, returned: Path) -> tuple[list[str], list[str],
     added = sorted(after - before)
     deleted = sorted(before - after)
     modified = sorted(
-        path for path in before & after if not filecmp.cmp(original / path, returned / path, shallow=False)
+        path
+        for path in before & after
+        if not filecmp.cmp(original / path, returned / path, shallow=False)
     )
     return added, modified, deleted
 
@@ -173,7 +191,9 @@ def _files(root: Path) -> set[str]:
     return found
 
 
-def _record_changes(repo: Path, returned: Path, out_dir: Path, summary: CodeSummary, scratch: Path) -> None:
+def _record_changes(
+    repo: Path, returned: Path, out_dir: Path, summary: CodeSummary, scratch: Path
+) -> None:
     summary.added, summary.modified, summary.deleted = changed_files(repo, returned)
     if not (summary.added or summary.modified or summary.deleted):
         return
@@ -186,9 +206,14 @@ def _record_changes(repo: Path, returned: Path, out_dir: Path, summary: CodeSumm
 def make_patch(repo: Path, returned: Path, summary: CodeSummary, scratch: Path) -> str:
     """A git-style patch (binary-safe) from the original to the returned tree, paths relative to the repo."""
     if shutil.which("git") is None:
-        raise StateActError("computing the patch needs `git` on this machine; install git and run again.")
+        raise StateActError(
+            "computing the patch needs `git` on this machine; install git and run again."
+        )
     # Only the changed files are staged, as a/ and b/, so the patch paths are exactly a/<path>, b/<path>.
-    for side, root, paths in (("a", repo, summary.modified + summary.deleted), ("b", returned, summary.added + summary.modified)):
+    for side, root, paths in (
+        ("a", repo, summary.modified + summary.deleted),
+        ("b", returned, summary.added + summary.modified),
+    ):
         for relative in paths:
             target = scratch / "diff" / side / relative
             target.parent.mkdir(parents=True, exist_ok=True)

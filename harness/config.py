@@ -11,7 +11,7 @@ from .loop import LoopConfig
 from .models import ModelConfig
 
 PRESETS = ("full", "no-act", "no-verify", "no-sustain", "bash-only")
-CONTROL_MODES = ("stateact",)
+CONTROL_MODES = ("stateact", "andor", "lstc")
 
 
 class GateConfig(BaseModel):
@@ -40,6 +40,58 @@ class SubagentConfig(BaseModel):
     """Give workers a finish gate of their own (the nested ablation)."""
 
 
+class TaskStateConfig(BaseModel):
+    """The verifier-committed task state (requirements, values, evidence)."""
+
+    enabled: bool = False
+    """Keep a task state (one tool-less model call at start); `andor` and `lstc` use it when on."""
+    milestones: bool = True
+    """Snapshot the sandbox whenever a requirement turns VERIFIED, so `--resume` starts from there."""
+    boundary_checks: bool = True
+    """Re-run the requirements' stored probes when a subagent or action node returns."""
+
+
+class StallConfig(BaseModel):
+    """Stall and loop detection with routed responses."""
+
+    enabled: bool = True
+    """Watch for repeated actions, no progress and repeated gate gaps."""
+    repeat_limit: int = 3
+    """The same action with the same observation this many times in a row is a loop."""
+    no_progress_turns: int = 6
+    """This many turns with no file change and no new tool output is a stall."""
+    gate_repeats: int = 2
+    """This many consecutive gate rejections with the same gaps is a loop."""
+
+
+class AndOrConfig(BaseModel):
+    """The `andor` control mode: a framework-owned AND/OR tree."""
+
+    max_depth: int = 3
+    """Nodes deeper than this are always actions."""
+    revision_budget: int = 2
+    """Repairs one AND/OR node may get before it is pruned."""
+    max_actions: int = 24
+    """Action nodes the whole run may execute."""
+    worker_turns: int = 30
+    """Model turns of one action node's worker."""
+    tree_updates: bool = True
+    """Ask the model after each succeeded action whether pending nodes should be pruned or refined."""
+
+
+class LstcConfig(BaseModel):
+    """The `lstc` control mode: long-term control state plus short commitments."""
+
+    max_actions_per_step: int = 4
+    """Actions one commitment may hold."""
+    evidence_items: int = 12
+    """Evidence lines kept in the long-term state."""
+    repair_retries: int = 1
+    """Retries with the parse error when an answer is not the required JSON."""
+    action_timeout_s: float = 180.0
+    """Timeout of one bash or python action."""
+
+
 class RunConfig(BaseModel):
     """Everything that decides how one task is run."""
 
@@ -60,7 +112,15 @@ class RunConfig(BaseModel):
     preset: str = "full"
     """One of the paper's ablations: full, no-act, no-verify, no-sustain, bash-only."""
     control: str = "stateact"
-    """Control mode."""
+    """Control mode: stateact (default), andor or lstc."""
+    task_state: TaskStateConfig = Field(default_factory=TaskStateConfig)
+    """The verifier-committed task state and its milestones."""
+    stall: StallConfig = Field(default_factory=StallConfig)
+    """Stall and loop detection."""
+    andor: AndOrConfig = Field(default_factory=AndOrConfig)
+    """Settings of the `andor` control mode."""
+    lstc: LstcConfig = Field(default_factory=LstcConfig)
+    """Settings of the `lstc` control mode."""
     cache_dir: str | None = None
     """Where `download`/`cloud_file` URLs are looked up (OSWorld's cache naming)."""
 

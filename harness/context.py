@@ -106,7 +106,9 @@ class Compactor:
     def _summarize(self, first: dict, prefix: list[dict]) -> tuple[str, Usage]:
         transcript = _render_for_summary([first, *prefix])
         request = [{"role": "user", "content": [{"type": "text", "text": transcript}]}]
-        reply = self.model.complete(self.summary_prompt, request, [])
+        # A model may summarize its own way (a scripted model must not spend a scripted turn on it).
+        summarize = getattr(self.model, "summarize", None)
+        reply = summarize(self.summary_prompt, request) if summarize else self.model.complete(self.summary_prompt, request, [])
         return reply.text.strip() or "(the summarizer returned nothing)", reply.usage
 
 

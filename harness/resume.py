@@ -19,21 +19,26 @@ REPLAYED_TOOLS = {"bash", "python", "str_replace_based_edit_tool"}
 READ_ONLY_EDITOR_COMMANDS = {"view"}
 
 
-def restore_main_agent(agent, record: RunRecord, sandbox) -> None:
-    """Put `agent` (freshly built) and `sandbox` (freshly set up) back where the recorded run was."""
-    events = [event for event in load_events(record.dir) if event["event"] != "end"]
+def restore_main_agent(agent, record: RunRecord, sandbox, since_event_index: int | None = None) -> None:
+    """Put `agent` (freshly built) and `sandbox` (freshly set up) back where the recorded run was.
+
+    With `since_event_index` (the trajectory position of a milestone whose snapshot `sandbox` started
+    from), only the tool calls recorded after that position are replayed; the history is restored whole.
+    """
+    indexed = [(n, event) for n, event in enumerate(load_events(record.dir)) if event["event"] != "end"]
+    since = -1 if since_event_index is None else since_event_index
     loop, stats = agent.loop, agent.stats
     messages: list[dict] = []
     replayed = 0
     pending_results: dict[str, list[dict]] = {}
-    for event in events:
+    for index, event in indexed:
         kind, who = event["event"], event.get("agent")
         if kind == "model_turn":
             stats.model_turns += 1
             stats.usage.add(Usage(**event.get("usage", {})))
             uses = [b for b in event["content"] if b.get("type") == "tool_use"]
             stats.tool_uses += len(uses)
-            if not str(who).startswith("gate"):
+            if not str(who).startswith("gate") and index > since:
                 replayed += _replay_calls(loop, uses)
             if who == "main":
                 stats.main_turns += 1
@@ -72,7 +77,8 @@ def restore_main_agent(agent, record: RunRecord, sandbox) -> None:
     loop.messages = messages
     if hasattr(loop.model, "fast_forward"):  # scripted and replayed models continue where they were
         loop.model.fast_forward(loop.turns)
-    record.append("resumed", agent="harness", replayed_calls=replayed, restored_messages=len(messages))
+    record.append("resumed", agent="harness", replayed_calls=replayed, restored_messages=len(messages),
+                  since_event_index=since_event_index)  # fmt: skip
     log.info("resumed: %d messages restored, %d tool calls replayed", len(messages), replayed)
 
 

@@ -16,6 +16,7 @@ from tasks.schema import Task, load_task
 
 from .agent import MainAgent
 from .config import RunConfig
+from .control.milestones import discard_milestones, last_milestone, snapshot_of
 from .core import BudgetExceeded, Finished, Model, StateActError
 from .loop import RunStats
 from .models import make_model
@@ -51,18 +52,20 @@ def run_task(
     record = RunRecord(out_dir)
     stats = RunStats(on_turn=on_turn)
     record.write_config({"task_id": task.id, "task_path": str(task.base_dir), **config.model_dump(mode="json")})
-    outcome = TaskOutcome(task.id)
+    outcome = TaskOutcome(task.id, control=config.control, preset=config.preset)
     sandbox = None
     try:
         model = model or make_model(config.model, config.model_options)
-        sandbox = open_sandbox(config.sandbox)
+        milestone = last_milestone(out_dir) if resume else None  # resume from the newest verified state
+        sandbox = open_sandbox(config.sandbox, snapshot_of(milestone))
         outcome.status = "setup"
         from tasks.setup import run_setup
 
-        run_setup(task.config, sandbox, task, _cache_dir(config))
-        started_at = time.time()
-        record.append("setup_done", agent="harness", started_at=started_at)
-        end = _run_agent(task, model, gate_model, sandbox, config, record, stats, started_at, resume, outcome)
+        if milestone is None:
+            run_setup(task.config, sandbox, task, _cache_dir(config))
+        started_at = milestone["started_at"] if milestone else time.time()
+        record.append("setup_done", agent="harness", started_at=started_at, milestone=milestone and milestone["number"])
+        end = _run_agent(task, model, gate_model, sandbox, config, record, stats, started_at, resume, outcome, milestone)
         outcome.status, outcome.final_action = end.status, ("FAIL" if end.status == "infeasible" else None)
         _score(task, sandbox, config, outcome)
         if after_run is not None:
@@ -79,20 +82,28 @@ def run_task(
     record.append("result", agent="harness", **result)
     record.write_result(result)
     record.close()
+    discard_milestones(out_dir)  # with a result, nothing resumes this run
     return result
 
 
-def _run_agent(task, model, gate_model, sandbox, config, record, stats, started_at, resume, outcome):
+def _run_agent(task, model, gate_model, sandbox, config, record, stats, started_at, resume, outcome, milestone=None):
     from gates import build_review
 
+    from .control import StateActHooks, run_control
+
+    if config.control != "stateact":
+        return run_control(task, model, gate_model, sandbox, config, record, stats, started_at, resume, outcome, milestone)
+    hooks = StateActHooks(task, model, sandbox, config, record, stats, started_at, resume)
     review = build_review(
-        task.instruction, sandbox, config, record, stats, started_at, outcome, model, gate_model
+        task.instruction, sandbox, config, record, stats, started_at, outcome, model, gate_model, hooks.on_decision
     )
-    delegate = _delegate_tool(sandbox, config, record, stats, model)
-    agent = MainAgent(model, sandbox, config, record=record, stats=stats, review=review, delegate_tool=delegate)
+    delegate = hooks.wrap_delegate(_delegate_tool(sandbox, config, record, stats, model))
+    agent = MainAgent(model, sandbox, config, record=record, stats=stats, review=review, delegate_tool=delegate,
+                      context_notes=hooks.context_notes)  # fmt: skip
     outcome.status = "running"
     if resume:
-        restore_main_agent(agent, record, sandbox)
+        restore_main_agent(agent, record, sandbox, since_event_index=milestone and milestone["event_index"])
+    hooks.attach(agent)
     end = agent.run(task.instruction)
     if isinstance(end, BudgetExceeded):
         return end
@@ -151,8 +162,10 @@ def _error_status(exc: StateActError, phase: str) -> str:
 class TaskOutcome:
     """What the runner learns about a task as it goes; becomes result.json."""
 
-    def __init__(self, task_id: str):
+    def __init__(self, task_id: str, control: str = "stateact", preset: str = "full"):
         self.task_id = task_id
+        self.control = control
+        self.preset = preset
         self.status = "starting"
         self.error: str | None = None
         self.score: float | None = None
@@ -189,6 +202,8 @@ class TaskOutcome:
             "duration_s": round(time.monotonic() - self.started, 3),
             "metrics": self.metrics,
             "evaluation_note": self.evaluation_note,
+            "control": self.control,
+            "preset": self.preset,
         }
 
 

@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 ModelFactory = Callable[[Task], Model]
 TASK_KEYS = {"id", "instruction", "evaluator", "config"}
 SUITE_TASKS_FOLDER = "tasks"
+ENVIRONMENT_STATUSES = ("sandbox_error", "setup_error")
+ENVIRONMENT_RETRIES = 1
 
 
 class SuiteInterrupted(BaseException):  # noqa: N818 -- not an Exception, so run_task's safety net lets it through
@@ -200,7 +202,7 @@ class SuiteRun:
 
     def __init__(self, paths, config: RunConfig, out_dir, parallel: int, resume: bool,
                  model_factory: ModelFactory | None, gate_model_factory: ModelFactory | None,
-                 on_result: Callable[[dict], None] | None = None, show_progress: bool | None = None):  # fmt: skip
+                 on_result: Callable[[dict], None] | None = None):  # fmt: skip
         if parallel < 1:
             raise StateActError("--parallel must be at least 1.")
         self.config = config
@@ -213,7 +215,6 @@ class SuiteRun:
         self.model_factory = model_factory or self._configured_model
         self.gate_model_factory = gate_model_factory
         self.on_result = on_result
-        self.show_progress = sys.stderr.isatty() if show_progress is None else show_progress
         self.task_paths = discover_tasks(paths)
         if not self.task_paths:
             raise StateActError(f"no task files found in {', '.join(map(str, paths))}.")
@@ -257,11 +258,7 @@ class SuiteRun:
             self.run_names[path] = unique
 
     def _run_all(self, results: dict[Path, dict]) -> None:
-        progress = _Progress(len(self.task_paths), self.show_progress)
-        with (
-            progress,
-            ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="suite") as pool,
-        ):
+        with ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="suite") as pool:
             futures: dict[Future, Path] = {pool.submit(self.run_one, p): p for p in self.task_paths}
             pending = set(futures)
             try:
@@ -271,7 +268,6 @@ class SuiteRun:
                         line = future.result()
                         if line is not None:
                             results[futures[future]] = line
-                            progress.advance(line)
             except BaseException:
                 # Ctrl-C: queued tasks never start, running ones stop at their next model turn and
                 # close their sandboxes; what finished keeps its result for --resume.
@@ -328,14 +324,29 @@ class SuiteRun:
         )
         if reason is not None:
             return self._write_bare(run_dir, bare_result(task.id, "unsupported", reason))
-        try:
-            model = self.model_factory(task)
-            gate_model = self.gate_model_factory(task) if self.gate_model_factory else None
-        except StateActError as exc:
-            return self._write_bare(run_dir, bare_result(task.id, "model_error", str(exc)))
-        return run_task(
-            task, self.config, run_dir, model=model, gate_model=gate_model, on_turn=self._check_stop
-        )
+        for attempt in range(1, ENVIRONMENT_RETRIES + 2):
+            try:
+                model = self.model_factory(task)
+                gate_model = self.gate_model_factory(task) if self.gate_model_factory else None
+            except StateActError as exc:
+                return self._write_bare(run_dir, bare_result(task.id, "model_error", str(exc)))
+            result = run_task(task, self.config, run_dir, model=model, gate_model=gate_model,
+                              on_turn=self._check_stop)  # fmt: skip
+            # A desktop that did not come up under load is the machine's fault, not the model's:
+            # try once more in a fresh sandbox, but never after the model has spent a turn.
+            environment_failed = (
+                result["status"] in ENVIRONMENT_STATUSES and not result["model_turns"]
+            )
+            if not environment_failed or attempt > ENVIRONMENT_RETRIES or self.stopping.is_set():
+                return {**result, "attempts": attempt}
+            log.warning(
+                "%s: %s (%s); retrying in a fresh sandbox",
+                task.id,
+                result["status"],
+                result["error"],
+            )
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise AssertionError("unreachable")
 
     def _check_stop(self, stats) -> None:
         if self.stopping.is_set():
@@ -376,45 +387,6 @@ class SuiteRun:
         return summary
 
 
-class _Progress:
-    """A rich progress bar on a terminal; nothing otherwise."""
-
-    def __init__(self, total: int, enabled: bool):
-        self.bar = None
-        if enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
-            self.bar = Progress(TextColumn("suite"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                                TimeElapsedColumn(), console=Console(stderr=True))  # fmt: skip
-            self.task = self.bar.add_task("", total=total)
-        self.successes = 0
-
-    def __enter__(self):
-        if self.bar:
-            self.bar.start()
-        return self
-
-    def advance(self, line: dict) -> None:
-        self.successes += bool(line.get("success"))
-        if self.bar:
-            self.bar.update(
-                self.task,
-                advance=1,
-                description=f"{self.successes} succeeded · last {line['task_id']}: {line['status']}",
-            )
-
-    def __exit__(self, *exc_info) -> None:
-        if self.bar:
-            self.bar.stop()
-
-
 def run_suite(
     paths: list[str | Path],
     config: RunConfig,
@@ -425,22 +397,22 @@ def run_suite(
     model_factory: ModelFactory | None = None,
     gate_model_factory: ModelFactory | None = None,
     on_result: Callable[[dict], None] | None = None,
-    show_progress: bool | None = None,
+    show_progress: bool = False,
 ) -> dict:
     """Run every task under `paths` into `out_dir`; returns summary.json's content.
 
     `model_factory(task)` builds a fresh model per task (default: `config.model`; the oracle for
     `script/oracle`); `gate_model_factory` likewise for the finish gate (default: the gate's config).
+    `on_result(line)` is called from a worker thread as each task finishes; `show_progress` draws the
+    command's progress display instead (a bar on a terminal, a line per task otherwise).
     """
+    if show_progress:
+        from harness.cli.suite import SuiteProgress
+
+        with SuiteProgress(len(discover_tasks(paths)), enabled=sys.stderr.isatty()) as progress:
+            return run_suite(paths, config, out_dir, parallel=parallel, resume=resume, model_factory=model_factory,
+                             gate_model_factory=gate_model_factory, on_result=progress.advance)  # fmt: skip
     suite = SuiteRun(
-        paths,
-        config,
-        out_dir,
-        parallel,
-        resume,
-        model_factory,
-        gate_model_factory,
-        on_result,
-        show_progress,
+        paths, config, out_dir, parallel, resume, model_factory, gate_model_factory, on_result
     )
     return suite.run()

@@ -79,14 +79,23 @@ def resolve_image(client, image: str) -> str:
 
 def reap_orphans(client) -> list[str]:
     """Remove containers and snapshot images whose owning StateAct process is gone."""
+    from docker.errors import APIError, NotFound
+
     removed = []
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
+    # Other StateAct processes start and remove sandboxes meanwhile: vanished objects are fine.
+    for container in client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True):
         if owner_is_gone(container.labels.get(OWNER_LABEL, "")):
-            container.remove(force=True)
+            try:
+                container.remove(force=True)
+            except (NotFound, APIError):
+                continue
             removed.append(container.name)
     for image in client.images.list(filters={"label": LABEL}):
         if owner_is_gone((image.labels or {}).get(OWNER_LABEL, "")):
-            client.images.remove(image.id, force=True)
+            try:
+                client.images.remove(image.id, force=True)
+            except (NotFound, APIError):
+                continue
             removed.append(image.short_id)
     if removed:
         log.info("removed %d orphaned sandbox objects: %s", len(removed), ", ".join(removed))

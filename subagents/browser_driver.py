@@ -103,10 +103,16 @@ def navigate(url):
     if "://" not in url and not url.startswith(("about:", "data:")):
         url = "http://" + url
     page = _page()
-    try:
-        response = page.goto(url, wait_until="domcontentloaded")
-    except Exception as exc:  # noqa: BLE001
-        raise Refusal(f"navigation to {url} failed: {_first_line(exc)}") from None
+    for attempt in range(2):
+        try:
+            response = page.goto(url, wait_until="domcontentloaded")
+            break
+        except Exception as exc:  # noqa: BLE001
+            # A failed navigation commits Chromium's error page a moment later; a goto issued
+            # meanwhile is "interrupted by another navigation", so wait for it and try once more.
+            _settle(page)
+            if attempt or "interrupted by another navigation" not in str(exc):
+                raise Refusal(f"navigation to {url} failed: {_first_line(exc)}") from None
     _settle(page)
     result = _where(page)
     if response is not None:
@@ -180,14 +186,18 @@ def select(selector, value):
         raise Refusal("`value` must be a string (an option's value or its label).")
     page, element, note = _locator(selector)
     try:
-        chosen = element.select_option(value)
-    except Exception:  # noqa: BLE001 - not an option value: try it as the visible label
-        try:
-            chosen = element.select_option(label=value)
-        except Exception as exc:  # noqa: BLE001
-            raise Refusal(
-                f"could not select {value!r} in {selector!r}: {_first_line(exc)}"
-            ) from None
+        options = element.evaluate("el => Array.from(el.options || []).map(o => [o.value, o.label || o.text])")
+    except Exception as exc:  # noqa: BLE001
+        raise Refusal(f"could not read the options of {selector!r}: {_first_line(exc)}") from None
+    wanted = value.strip()
+    match = next((v for v, label in options if wanted in (v, label.strip())), None)
+    if match is None:
+        listed = ", ".join(f"{label!r} (value {v!r})" for v, label in options[:30]) or "none: not a <select>"
+        raise Refusal(f"{selector!r} has no option {value!r}; its options are: {listed}.")
+    try:
+        chosen = element.select_option(value=match)
+    except Exception as exc:  # noqa: BLE001
+        raise Refusal(f"could not select {value!r} in {selector!r}: {_first_line(exc)}") from None
     _settle(page)
     return {**_where(page), "note": note, "selected": chosen}
 

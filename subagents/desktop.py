@@ -86,3 +86,8 @@ class Desktop:
         """`wmctrl -l`: one line per window (id, desktop, host, title)."""
         self.ensure_started()
         return self.driver.call("windows")["windows"]
+
+    def active_window(self) -> str:
+        """The title of the window that has the keyboard focus ('' if none)."""
+        self.ensure_started()
+        return self.driver.call("windows")["active"]

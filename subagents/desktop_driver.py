@@ -20,6 +20,7 @@ from PIL import Image
 MARKER = "@@STATEACT-RESULT@@ "
 ENV_FILE = "/tmp/stateact-desktop.env"
 UTF8 = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}  # xdotool types non-ASCII only in a UTF-8 locale
+PAINTED_COLOURS = 300  # a blank window with its title bar shows ~150 colours, a painted Calc ~900
 _grabber = {"kind": None}
 
 
@@ -40,12 +41,15 @@ def _sa_call(name, args_json):
 # -- desktop ---------------------------------------------------------------------------------------
 def start(width, height):
     began = time.monotonic()
-    done = subprocess.run(
-        ["stateact-desktop", "start", f"{width}x{height}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    for attempt in range(3):
+        done = subprocess.run(
+            ["stateact-desktop", "start", f"{width}x{height}"], capture_output=True, text=True, timeout=60
+        )
+        if done.returncode == 0:
+            break
+        # Seen under heavy host load: openbox failed to open a just-started Xvfb; start over.
+        subprocess.run(["stateact-desktop", "stop"], capture_output=True, timeout=30)
+        time.sleep(0.5 * (attempt + 1))
     if done.returncode != 0:
         raise Refusal(f"the desktop did not start: {(done.stderr or done.stdout).strip()[-400:]}")
     for line in open(ENV_FILE, encoding="utf-8"):
@@ -74,6 +78,60 @@ def _xdotool(args, timeout=30):
     if done.returncode != 0:
         raise Refusal(f"xdotool {' '.join(args[:2])} failed: {problem or done.stdout.strip()}")
     return done.stdout
+
+
+# -- keyboard map ----------------------------------------------------------------------------------
+# xdotool types a character missing from the keymap by binding it to a spare keycode for one
+# keystroke and unbinding it at once; GTK apps often read the keymap after the unbinding and drop the
+# character ("Zoë" arrives as "Zo"). So non-ASCII characters get a spare keycode that stays bound.
+_keymap = {"display": None, "spare": [], "bound": {}}
+
+
+def _x11():
+    import ctypes
+
+    lib = ctypes.cdll.LoadLibrary("libX11.so.6")
+    lib.XOpenDisplay.restype = ctypes.c_void_p
+    lib.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    lib.XGetKeyboardMapping.restype = ctypes.POINTER(ctypes.c_ulong)
+    lib.XGetKeyboardMapping.argtypes = [ctypes.c_void_p, ctypes.c_ubyte, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+    lib.XChangeKeyboardMapping.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_ulong), ctypes.c_int]
+    lib.XDisplayKeycodes.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+    lib.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.XFree.argtypes = [ctypes.c_void_p]
+    return lib, ctypes
+
+
+def _bind_characters(text):
+    wanted = [ch for ch in dict.fromkeys(text) if ord(ch) > 126 and ch not in _keymap["bound"]]
+    if not wanted:
+        return
+    lib, ctypes = _x11()
+    if _keymap["display"] is None:
+        display = lib.XOpenDisplay(os.environ.get("DISPLAY", ":1").encode())
+        if not display:
+            return  # xdotool's own (racy) binding remains the fallback
+        low, high, per = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        lib.XDisplayKeycodes(display, ctypes.byref(low), ctypes.byref(high))
+        count = high.value - low.value + 1
+        syms = lib.XGetKeyboardMapping(display, low.value, count, ctypes.byref(per))
+        # Keep the last spare keycode free for xdotool's own scratch bindings.
+        spare = [low.value + i for i in range(count) if not any(syms[i * per.value + j] for j in range(per.value))]
+        lib.XFree(syms)
+        _keymap.update(display=display, spare=spare[:-1])
+    display = _keymap["display"]
+    for ch in wanted:
+        if not _keymap["spare"]:  # reuse the keycode bound longest ago
+            oldest = next(iter(_keymap["bound"]))
+            _keymap["spare"].append(_keymap["bound"].pop(oldest))
+        keycode = _keymap["spare"].pop(0)
+        code = ord(ch)
+        keysym = code if 0xA0 <= code <= 0xFF else 0x01000000 | code
+        pair = (ctypes.c_ulong * 2)(keysym, keysym)
+        lib.XChangeKeyboardMapping(display, keycode, 2, pair, 1)
+        _keymap["bound"][ch] = keycode
+    lib.XSync(display, 0)
+    time.sleep(0.15)  # let clients handle the MappingNotify before the first keystroke
 
 
 # -- screen ----------------------------------------------------------------------------------------
@@ -136,8 +194,10 @@ def act(commands, width, height, settle_s=2.0):
     for command in commands:
         if command[0] == "sleep":
             time.sleep(float(command[1]))
-        else:
-            _xdotool(command)
+            continue
+        if command[0] == "type":
+            _bind_characters(command[-1])
+        _xdotool(command)
     return screenshot(width, height, settle_s) if settle_s is not None else {}
 
 
@@ -170,13 +230,20 @@ def launch(argv, window, timeout_s=60.0):
                 f"no window named {window!r} appeared within {timeout_s:g} s of starting {argv[0]}."
             )
         time.sleep(0.1)
+    # A window is mapped blank and painted once its document loaded: wait for painted content
+    # (a screen of more than a few colours), then for the screen to settle.
+    while _grab().reduce(4).getcolors(PAINTED_COLOURS) is not None:
+        if time.monotonic() - began > timeout_s:
+            raise Refusal(f"the {window!r} window stayed blank for {timeout_s:g} s.")
+        time.sleep(0.1)
     _settle(max(0.5, timeout_s - (time.monotonic() - began)), quiet_s=0.5)
     return {"window": found.stdout.split()[0], "seconds": time.monotonic() - began}
 
 
 def windows():
-    done = subprocess.run(["wmctrl", "-l"], capture_output=True, text=True)
-    return {"windows": done.stdout}
+    listed = subprocess.run(["wmctrl", "-l"], capture_output=True, text=True).stdout
+    active = subprocess.run(["xdotool", "getactivewindow", "getwindowname"], capture_output=True, text=True)
+    return {"windows": listed, "active": active.stdout.strip() if active.returncode == 0 else ""}
 
 
 FUNCTIONS = {

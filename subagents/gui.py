@@ -96,7 +96,8 @@ def screen_scale(width: int, height: int, model_name: str) -> ScreenScale:
     scale = min(1.0, long_edge / max(width, height))
     if pixels is not None:
         scale = min(scale, math.sqrt(pixels / (width * height)))
-    declared = (max(1, int(width * scale)), max(1, int(height * scale)))
+    # floor, with a hair of slack so 3000 * (1568 / 3000) stays 1568 despite float rounding
+    declared = (max(1, int(width * scale + 1e-6)), max(1, int(height * scale + 1e-6)))
     return ScreenScale((width, height), declared)
 
 

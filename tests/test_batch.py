@@ -39,7 +39,12 @@ def call(name: str, **params) -> dict:
 
 
 def scripts(folder: Path) -> tuple[str, str]:
-    agent = [call("python", code=EDIT), call("bash", command=READ_BACK), call("bash", command="ls -l /home/user"), call("finish", summary="B1 sums A1:A3")]
+    agent = [
+        call("python", code=EDIT),
+        call("bash", command=READ_BACK),
+        call("bash", command="ls -l /home/user"),
+        call("finish", summary="B1 sums A1:A3"),
+    ]
     gate = [call("bash", command=READ_BACK), call("verdict", passed=True, gaps=[])]
     (folder / "agent.json").write_text(json.dumps(agent))
     (folder / "gate.json").write_text(json.dumps(gate))
@@ -60,7 +65,12 @@ def make_books(folder: Path, count: int = 5) -> list[Path]:
 
 
 def make_check(folder: Path) -> Path:
-    rule = {"type": "check_cell", "sheet_idx": 0, "coordinate": "B1", "props": {"formula": {"method": "eq", "ref": "=SUM(A1:A3)"}}}
+    rule = {
+        "type": "check_cell",
+        "sheet_idx": 0,
+        "coordinate": "B1",
+        "props": {"formula": {"method": "eq", "ref": "=SUM(A1:A3)"}},
+    }
     task = {
         "id": "b1-sum-check",
         "instruction": "(checker only)",
@@ -93,7 +103,16 @@ def test_batch_over_five_workbooks_with_check(tmp_path):
     make_books(tmp_path / "books")
     agent, gate = scripts(tmp_path)
     out = tmp_path / "out"
-    argv = batch_argv(tmp_path / "books", out, agent, gate, "--parallel", "2", "--check", str(make_check(tmp_path)))
+    argv = batch_argv(
+        tmp_path / "books",
+        out,
+        agent,
+        gate,
+        "--parallel",
+        "2",
+        "--check",
+        str(make_check(tmp_path)),
+    )
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert "5/5 files passed the gate" in done.stdout
@@ -119,14 +138,20 @@ def test_batch_killed_midway_resumes_without_redoing_finished_files(tmp_path):
     argv = batch_argv(tmp_path / "books", out, agent, gate)
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO)
     deadline = time.monotonic() + 300
-    while not list(out.glob("runs/*/result.json")) and time.monotonic() < deadline and process.poll() is None:
+    while (
+        not list(out.glob("runs/*/result.json"))
+        and time.monotonic() < deadline
+        and process.poll() is None
+    ):
         time.sleep(0.2)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     finished = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("runs/*/result.json")}
     assert 1 <= len(finished) < 5
     outputs = {name: (out / name).stat().st_mtime_ns for name in finished}
-    done = subprocess.run([*argv, "--resume"], capture_output=True, text=True, timeout=600, cwd=REPO)
+    done = subprocess.run(
+        [*argv, "--resume"], capture_output=True, text=True, timeout=600, cwd=REPO
+    )
     assert done.returncode == 0, done.stderr
     for name, mtime in finished.items():  # finished files were neither rerun nor recopied
         assert (out / "runs" / name / "result.json").stat().st_mtime_ns == mtime
@@ -144,7 +169,10 @@ def test_a_glob_that_matches_nothing_is_one_clear_error(tmp_path):
             "--model", "script/none.json", "--out", str(tmp_path / "out")]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=REPO)
     assert done.returncode == 2
-    assert done.stderr.strip() == f"stateact: error: the pattern '{tmp_path / '*.xlsx'}' matches no files."
+    assert (
+        done.stderr.strip()
+        == f"stateact: error: the pattern '{tmp_path / '*.xlsx'}' matches no files."
+    )
 
 
 def test_inputs_and_plan(tmp_path):
@@ -152,10 +180,20 @@ def test_inputs_and_plan(tmp_path):
     assert expand_inputs([str(books[0]), str(tmp_path / "books" / "*.xlsx")]) == books  # no repeats
     with pytest.raises(StateActError, match="does not exist"):
         expand_inputs([str(tmp_path / "missing.xlsx")])
-    assert fill_instruction("Tidy {file} ({stem})", "/home/user/a.xlsx") == "Tidy /home/user/a.xlsx (a)"
-    assert fill_instruction("Tidy it.", "/home/user/a.xlsx").endswith("The file is /home/user/a.xlsx.")
-    items = plan_batch("Summarize {file} into /home/user/{stem}-summary.docx.", books, tmp_path / "out")
-    assert [item.output_sandbox for item in items] == ["/home/user/book1-summary.docx", "/home/user/book2-summary.docx"]
+    assert (
+        fill_instruction("Tidy {file} ({stem})", "/home/user/a.xlsx")
+        == "Tidy /home/user/a.xlsx (a)"
+    )
+    assert fill_instruction("Tidy it.", "/home/user/a.xlsx").endswith(
+        "The file is /home/user/a.xlsx."
+    )
+    items = plan_batch(
+        "Summarize {file} into /home/user/{stem}-summary.docx.", books, tmp_path / "out"
+    )
+    assert [item.output_sandbox for item in items] == [
+        "/home/user/book1-summary.docx",
+        "/home/user/book2-summary.docx",
+    ]
     assert items[0].output_host == tmp_path / "out" / "book1-summary.docx"
     with pytest.raises(StateActError, match="would both write report.docx"):
         plan_batch("Summarize {file} into /home/user/report.docx.", books, tmp_path / "out")

@@ -65,7 +65,9 @@ GATE_TURNS = [call("bash", command=TEST_COMMAND), call("verdict", passed=True, g
 
 
 def stateact(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))
+    }
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", *args],
         capture_output=True, text=True, timeout=timeout, cwd=REPO, env=environment,
@@ -95,18 +97,26 @@ def test_code_fixes_a_failing_test_and_leaves_the_repo_alone(tmp_path):
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["gate_passed"] is True and summary["status"] == "completed"
-    assert summary["modified"] == ["calc.py"] and summary["added"] == ["NOTES.md"] and summary["deleted"] == []
+    assert (
+        summary["modified"] == ["calc.py"]
+        and summary["added"] == ["NOTES.md"]
+        and summary["deleted"] == []
+    )
     assert summary["applied"] is False
     assert tree_hash(repo) == before  # the host repository is untouched without --apply
     assert TEST_COMMAND in gate_bash_commands(run_dir)  # the gate ran the project's tests itself
     gate_request = (run_dir / "gate" / "round-1.json").read_text()
-    assert "fixed add" not in gate_request  # narration-blind: the finish summary never reaches the gate
+    assert (
+        "fixed add" not in gate_request
+    )  # narration-blind: the finish summary never reaches the gate
     # The patch applies to a pristine copy and makes the test pass there.
     patch = Path(summary["patch"]).read_text()
     assert "-    return a - b" in patch and "+    return a + b" in patch and "b/NOTES.md" in patch
     assert "__pycache__" not in patch
     subprocess.run(["git", "apply", summary["patch"]], cwd=repo, check=True)
-    tests = subprocess.run([sys.executable, "-m", "unittest", "-q"], cwd=repo, capture_output=True, text=True)
+    tests = subprocess.run(
+        [sys.executable, "-m", "unittest", "-q"], cwd=repo, capture_output=True, text=True
+    )
     assert tests.returncode == 0, tests.stderr
     assert (repo / "NOTES.md").read_text() == "add fixed\n"
 
@@ -129,7 +139,13 @@ def test_code_gate_rejection_exits_nonzero_and_applies_nothing(tmp_path):
     repo = make_repo(tmp_path)
     before = tree_hash(repo)
     agent = write_script(tmp_path / "agent.json", AGENT_TURNS)
-    gate = write_script(tmp_path / "gate.json", [call("bash", command=TEST_COMMAND), call("verdict", passed=False, gaps=["tests were not run by the author"])])
+    gate = write_script(
+        tmp_path / "gate.json",
+        [
+            call("bash", command=TEST_COMMAND),
+            call("verdict", passed=False, gaps=["tests were not run by the author"]),
+        ],
+    )
     done = stateact("code", "--repo", str(repo), "Make the failing test pass.", "--model", agent, "--gate-model", gate,
                     "--out", str(tmp_path / "run"), "--apply", "--json")  # fmt: skip
     assert done.returncode == 1, done.stderr
@@ -141,4 +157,7 @@ def test_code_gate_rejection_exits_nonzero_and_applies_nothing(tmp_path):
 def test_code_missing_repository_is_one_clear_error(tmp_path):
     done = stateact("code", "--repo", str(tmp_path / "nope"), "fix it", "--model", "script/x.json")
     assert done.returncode == 2
-    assert done.stderr.strip() == f"stateact: error: the repository path {tmp_path / 'nope'} does not exist or is not a folder."
+    assert (
+        done.stderr.strip()
+        == f"stateact: error: the repository path {tmp_path / 'nope'} does not exist or is not a folder."
+    )

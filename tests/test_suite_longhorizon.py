@@ -116,3 +116,34 @@ def test_reference_solution_scores_one(task_id, desktop_sandbox, tmp_path):
     assert code == 0, output[-2000:]
     solved = evaluate(task, source, work_dir=tmp_path / "after")
     assert solved.score == 1.0, solved
+
+
+def test_embedded_references_match_the_fixtures():
+    """Checkers that carry their expected values inline agree with the generator's own computation."""
+    import csv
+
+    import openpyxl
+
+    from tasks.suites.longhorizon.gen_calc import kpi_values
+    from tasks.suites.longhorizon.gen_misc import fleet_summary
+
+    kpi_task = load_task(TASK_DIR / "lh-calc-012.json")
+    book = openpyxl.load_workbook(SUITE_DIR / "fixtures/lh-calc-012/orders_kpi.xlsx")
+    kpi = kpi_values([list(r) for r in book["Data"].iter_rows(min_row=2, values_only=True)])
+    refs = {
+        r["coordinate"]: r["props"]["value"]["ref"]
+        for r in kpi_task.evaluator.options["rules"]
+        if r.get("sheet_idx") == "RNKPI" and r["coordinate"].startswith("B")
+    }
+    assert refs == {
+        "B1": kpi["total"],
+        "B2": kpi["average"],
+        "B3": kpi["top_region"],
+        "B4": kpi["big_orders"],
+    }
+
+    fleet_task = load_task(TASK_DIR / "lh-os-004.json")
+    text = (SUITE_DIR / "fixtures/lh-os-004/servers.csv").read_text()
+    summary = fleet_summary(list(csv.reader(text.splitlines()))[1:])
+    expect = fleet_task.evaluator.expected["rules"]["expect"]
+    assert {e["key"][0]: e["ref"] for e in expect} == summary

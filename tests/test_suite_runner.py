@@ -146,7 +146,7 @@ def test_bad_and_unsupported_tasks_score_zero_and_the_suite_goes_on(tmp_path):
     unknown = file_task("unknown-metric", "x")
     unknown["evaluator"]["func"] = "no_such_metric"
     write_task(suite, unknown)
-    summary = run_suite([suite], RunConfig(model="script/oracle"), out, show_progress=False)
+    summary = run_suite([suite], RunConfig(model="script/oracle"), out)
     results = results_by_id(out)
     assert results["no-instruction"]["status"] == "invalid_task"
     assert "no 'instruction' field" in results["no-instruction"]["error"]
@@ -189,16 +189,14 @@ def test_resume_keeps_finished_runs_and_clears_interrupted_ones(tmp_path):
     (interrupted / "trajectory.jsonl").write_text('{"event": "task"}\n{"event": "model_tu')
     (out / "results.jsonl").write_text("")
     with pytest.raises(StateActError, match="--resume"):
-        run_suite([suite], RunConfig(model="script/oracle"), out, show_progress=False)
-    summary = run_suite(
-        [suite], RunConfig(model="script/oracle"), out, resume=True, show_progress=False
-    )
+        run_suite([suite], RunConfig(model="script/oracle"), out)
+    summary = run_suite([suite], RunConfig(model="script/oracle"), out, resume=True)
     results = results_by_id(out)
     assert results["finished"]["marker"] == "kept"  # not rerun: a rerun would have needed a sandbox
     assert results["interrupted"]["status"] == "invalid_task"
     assert not (interrupted / "trajectory.jsonl").exists()
     assert summary["tasks"] == 2 and summary["successes"] == 1
-    run_suite([suite], RunConfig(model="script/oracle"), out, resume=True, show_progress=False)
+    run_suite([suite], RunConfig(model="script/oracle"), out, resume=True)
     assert len((out / "results.jsonl").read_text().splitlines()) == 2  # no duplicate lines
 
 
@@ -232,7 +230,7 @@ def test_scripted_agents_breaking_the_checker_score_zero_with_the_reason(tmp_pat
     write_task(suite, sheet_task("right-xlsx", "Totals"), WRITE_WORKBOOK)
     config = RunConfig(model="script/oracle")
     config.sandbox.image = "base"
-    summary = run_suite([suite], config, out, parallel=2, show_progress=False)
+    summary = run_suite([suite], config, out, parallel=2)
     results = results_by_id(out)
     assert results["good"]["success"] and results["right-xlsx"]["success"]
     assert results["right-xlsx"]["gate_passed"] is True
@@ -307,7 +305,7 @@ def test_report_opens_in_headless_chromium_without_console_errors(tmp_path):
     write_task(suite, {"id": "no-instruction", "evaluator": {"func": "exact_match"}})
     config = RunConfig(model="script/oracle")
     config.sandbox.image = "desktop"
-    run_suite([suite], config, out, show_progress=False)
+    run_suite([suite], config, out)
     with open_sandbox(SandboxConfig(image="desktop")) as sandbox:
         sandbox.copy_in(out, "/tmp/report")
         code, output = sandbox.exec(["python3", "-c", CHROMIUM_SCRIPT], timeout=120)
@@ -321,3 +319,54 @@ def test_report_opens_in_headless_chromium_without_console_errors(tmp_path):
     assert image.format == "PNG" and image.width > 300 and image.height > 200
     colours = image.convert("L").getextrema()
     assert colours[0] < 100 < colours[1]  # dark text on a light page, not a blank image
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_resume_finishes_the_rest(tmp_path):
+    require_image("base")
+    import signal
+    import time
+
+    from sandboxes.docker_backend import docker_client
+
+    suite, out = tmp_path / "suite", tmp_path / "out"
+    for n in range(1, 4):
+        write_task(
+            suite, file_task(f"t-os-00{n}", "hello"), "sleep 2; echo hello > /home/user/out.txt\n"
+        )
+    argv = [sys.executable, "-m", "harness.cli", "suite", str(suite), "--model", "script/oracle", "--image", "base",
+            "--out", str(out)]  # fmt: skip
+    child = subprocess.Popen(
+        argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    first = out / "runs" / "t-os-001" / "trajectory.jsonl"
+    deadline = time.monotonic() + 120
+    while (
+        not (first.exists() and '"model_turn"' in first.read_text()) and time.monotonic() < deadline
+    ):
+        time.sleep(0.1)
+    child.send_signal(signal.SIGINT)
+    output, _ = child.communicate(timeout=180)
+    assert child.returncode == 130, output
+    assert "--resume" in output and "Traceback" not in output
+    assert not (
+        out / "runs" / "t-os-001" / "result.json"
+    ).exists()  # interrupted: left for --resume
+    assert not (out / "runs" / "t-os-003").exists()  # queued: never started
+    owners = [c.labels.get("stateact.owner", "") for c in docker_client().containers.list()]
+    assert not any(owner.startswith(f"vm:{child.pid}:") for owner in owners)  # every sandbox closed
+    done = stateact(
+        "suite",
+        str(suite),
+        "--model",
+        "script/oracle",
+        "--image",
+        "base",
+        "--out",
+        str(out),
+        "--resume",
+    )
+    assert done.returncode == 0, done.stderr
+    assert set(results_by_id(out)) == {"t-os-001", "t-os-002", "t-os-003"}
+    assert json.loads((out / "summary.json").read_text())["success_rate"] == 1.0

@@ -21,13 +21,21 @@ def register(subparsers) -> None:
         "Writes OUT/summary.csv and a run directory per file under OUT/runs/. Exit 0 when every file "
         "passed the gate, 1 otherwise, 2 on bad input.",
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="input files or glob patterns (quoted)")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="input files or glob patterns (quoted)"
+    )
     parser.add_argument("--instruction", required=True, help="what to do with each file")
     add_run_options(parser)
     parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--parallel", type=int, default=1, help="files run at the same time (default 1)")
-    parser.add_argument("--resume", action="store_true", help="keep finished files in --out and run the rest")
-    parser.add_argument("--check", metavar="TASK.json", help="score every output with this task's evaluator")
+    parser.add_argument(
+        "--parallel", type=int, default=1, help="files run at the same time (default 1)"
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="keep finished files in --out and run the rest"
+    )
+    parser.add_argument(
+        "--check", metavar="TASK.json", help="score every output with this task's evaluator"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -44,7 +52,9 @@ def run(args) -> int:
             parallel=args.parallel, resume=args.resume, check=args.check, on_result=progress.advance,
         )  # fmt: skip
     passed = sum(row["gate_passed"] is True for row in rows)
-    statuses = ", ".join(f"{n} {status}" for status, n in Counter(row["status"] for row in rows).items())
+    statuses = ", ".join(
+        f"{n} {status}" for status, n in Counter(row["status"] for row in rows).items()
+    )
     cost = sum(float(row["cost_usd"] or 0) for row in rows)
     print(f"{passed}/{len(rows)} files passed the gate ({statuses}); ${cost:.4f}")
     print(f"summary: {args.out}/{SUMMARY_NAME}", file=sys.stderr)
@@ -73,7 +83,11 @@ class BatchProgress:
         self.passed += row["gate_passed"] is True
         if self.bar:
             name = row["file"].rsplit("/", 1)[-1]
-            self.bar.update(self.task, advance=1, description=f"{self.passed} passed · last {name}: {row['status']}")
+            self.bar.update(
+                self.task,
+                advance=1,
+                description=f"{self.passed} passed · last {name}: {row['status']}",
+            )
 
     def __exit__(self, *exc_info) -> None:
         if self.bar:

@@ -24,7 +24,9 @@ def register(subparsers) -> None:
     parser.add_argument("instruction", help="what to change, in plain words")
     parser.add_argument("--repo", required=True, help="the repository folder on this machine")
     add_run_options(parser)
-    parser.set_defaults(image="base")  # a coding task needs no desktop
+    for action in parser._actions:  # a coding task needs no desktop
+        if action.dest == "image":
+            action.default, action.help = "base", "sandbox image (default base)"
     parser.add_argument("--apply", action="store_true", help="write the change into the repository")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     parser.add_argument("--out", help="run directory (default runs/code-<repo>-<time>)")
@@ -40,17 +42,29 @@ def run(args) -> int:
         raise StateActError(f"the repository path {repo} does not exist or is not a folder.")
     config = build_config(args)
     model = make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
-    out = Path(args.out or Path("runs") / f"code-{sandbox_name(repo)}-{time.strftime('%Y%m%d-%H%M%S')}")
+    out = Path(
+        args.out or Path("runs") / f"code-{sandbox_name(repo)}-{time.strftime('%Y%m%d-%H%M%S')}"
+    )
     if out.exists() and any(out.iterdir()):
         raise StateActError(f"the run directory {out} is not empty; choose another --out.")
     with TurnProgress(f"code {repo.name}") as progress:
-        summary = run_code(repo, args.instruction, config, out, apply=args.apply, model=model, on_turn=progress.update)
+        summary = run_code(
+            repo,
+            args.instruction,
+            config,
+            out,
+            apply=args.apply,
+            model=model,
+            on_turn=progress.update,
+        )
     if args.json:
         print(summary_json(summary))
     else:
         changed = len(summary.added) + len(summary.modified) + len(summary.deleted)
         verdict = "gate passed" if summary.gate_passed else "gate did NOT pass"
-        print(f"{summary.status}, {verdict}; {changed} file(s) changed; patch: {summary.patch or '(none)'}")
+        print(
+            f"{summary.status}, {verdict}; {changed} file(s) changed; patch: {summary.patch or '(none)'}"
+        )
         if summary.applied:
             print(f"applied to {summary.repo}")
     if summary.error:

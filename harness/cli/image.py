@@ -45,7 +45,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="show each image's ref, whether it is built and its size",
         description="Show each image's ref (tagged by a hash of its inputs), whether it is built and its size.",
     )
-    parser.set_defaults(func=run, image_parser=parser)
+    parser.set_defaults(func=run)
     return parser
 
 

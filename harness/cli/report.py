@@ -36,6 +36,7 @@ def summarize_run(run_dir: Path) -> dict:
             gate_rounds.append({"round": event["round"], "passed": event["passed"], "gaps": event["gaps"]})
         elif event["event"] == "compaction":
             compactions += 1
+    tree_path = run_dir / "tree.json"
     result_path = run_dir / "result.json"
     result = json.loads(result_path.read_text()) if result_path.exists() else {"status": "unfinished (no result.json)"}
     return {
@@ -46,6 +47,7 @@ def summarize_run(run_dir: Path) -> dict:
         "plan": plan,
         "gate_rounds": gate_rounds,
         "compactions": compactions,
+        "tree": json.loads(tree_path.read_text()) if tree_path.exists() else None,
     }
 
 
@@ -62,6 +64,10 @@ def render(summary: dict) -> str:
     if summary["plan"]:
         lines.append("  plan:")
         lines += [f"    {MARKS.get(i['status'], '[?]')} {i['text']}" for i in summary["plan"]]
+    if summary.get("tree"):  # the `andor` mode's AND/OR tree
+        from harness.control.andor_tree import draw_tree
+
+        lines += [f"  {line}" for line in draw_tree(summary["tree"])]
     for round_ in summary["gate_rounds"]:
         verdict = {True: "passed", False: "rejected", None: "inconclusive"}[round_["passed"]]
         lines.append(f"  gate round {round_['round']}: {verdict}")

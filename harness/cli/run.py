@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.config import PRESETS, RunConfig
+from harness.config import CONTROL_MODES, PRESETS, RunConfig
 from harness.core import StateActError
 from sandboxes import BACKENDS
 
@@ -44,6 +44,8 @@ def add_run_options(parser) -> None:
     parser.add_argument("--max-cost", type=float, help="stop when the run costs this many USD")
     parser.add_argument("--max-time", type=float, help="stop after this many seconds")
     parser.add_argument("--cache", help="folder with downloaded task files (OSWorld cache naming)")
+    parser.add_argument("--control", default="stateact", help=f"control mode: {', '.join(CONTROL_MODES)} (default stateact)")
+    parser.add_argument("--task-state", action="store_true", help="keep a verifier-committed task state with milestone snapshots")
 
 
 def build_config(args) -> RunConfig:
@@ -52,9 +54,12 @@ def build_config(args) -> RunConfig:
         raise StateActError(f"unknown sandbox backend {args.sandbox!r}; choose one of: {', '.join(BACKENDS)}.")
     if args.preset not in PRESETS:
         raise StateActError(f"unknown preset {args.preset!r}; choose one of: {', '.join(PRESETS)}.")
+    if getattr(args, "control", "stateact") not in CONTROL_MODES:
+        raise StateActError(f"unknown control mode {args.control!r}; choose one of: {', '.join(CONTROL_MODES)}.")
     if args.max_turns < 1:
         raise StateActError("--max-turns must be at least 1.")
-    config = RunConfig(model=args.model, preset=args.preset, cache_dir=args.cache)
+    config = RunConfig(model=args.model, preset=args.preset, cache_dir=args.cache, control=getattr(args, "control", "stateact"))
+    config.task_state.enabled = bool(getattr(args, "task_state", False))
     config.model_options.base_url = args.base_url
     config.model_options.api_key = args.api_key
     config.model_options.context_window = args.context_window

@@ -89,10 +89,17 @@ def run(args) -> int:
     say(
         f"running {len(paths) if args.demo else 'the'} task(s) with {config.model}, {parallel} at a time, into {out}"
     )
+    total = len(paths) if args.demo else len(discover_tasks(paths))
     try:
-        summary = run_suite(
-            paths, config, out, parallel=parallel, resume=args.resume, on_result=_print_line
-        )
+        with SuiteProgress(total, enabled=sys.stderr.isatty()) as progress:
+            summary = run_suite(
+                paths,
+                config,
+                out,
+                parallel=parallel,
+                resume=args.resume,
+                on_result=progress.advance,
+            )
     except KeyboardInterrupt:
         say(
             f"stopped; finished tasks are kept. Continue with the same command and --resume --out {out}"
@@ -103,13 +110,46 @@ def run(args) -> int:
     return 0
 
 
-def _print_line(line: dict) -> None:
-    if sys.stderr.isatty():
-        return  # the progress bar shows it
-    score = line.get("score")
-    score_text = f"{score:.3f}" if isinstance(score, int | float) else "-"
-    error = f" ({str(line['error'])[:160]})" if line.get("error") else ""
-    say(f"{line['task_id']}: {line['status']} score {score_text}{error}")
+class SuiteProgress:
+    """A rich progress bar on a terminal; one line per finished task otherwise."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.bar = None
+        self.successes = 0
+        if enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.bar = Progress(TextColumn("suite"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                                TimeElapsedColumn(), console=Console(stderr=True))  # fmt: skip
+            self.task = self.bar.add_task("", total=total)
+
+    def __enter__(self) -> SuiteProgress:
+        if self.bar:
+            self.bar.start()
+        return self
+
+    def advance(self, line: dict) -> None:
+        """Called from the suite's worker threads as each task finishes."""
+        self.successes += bool(line.get("success"))
+        if self.bar:
+            description = f"{self.successes} succeeded · last {line['task_id']}: {line['status']}"
+            self.bar.update(self.task, advance=1, description=description)
+            return
+        score = line.get("score")
+        score_text = f"{score:.3f}" if isinstance(score, int | float) else "-"
+        error = f" ({str(line['error'])[:160]})" if line.get("error") else ""
+        say(f"{line['task_id']}: {line['status']} score {score_text}{error}")
+
+    def __exit__(self, *exc_info) -> None:
+        if self.bar:
+            self.bar.stop()
 
 
 def say(text: str) -> None:

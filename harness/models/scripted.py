@@ -86,8 +86,6 @@ class ScriptedModel:
         return cls(load_script(path), name=f"script/{Path(path).name}")
 
     def complete(self, system: str, messages: list[dict], tools: list[ToolSpec]) -> ModelReply:
-        if not tools:
-            return _extractive_summary(system, messages)
         if self.position >= len(self.turns):
             raise BudgetExceeded(
                 "script_exhausted", f"the script has no turn left after {len(self.turns)} turns"
@@ -129,10 +127,14 @@ class ScriptedModel:
         """Skip the turns a resumed run already played."""
         self.position = min(len(self.turns), self.position + turns)
 
+    def summarize(self, system: str, messages: list[dict]) -> ModelReply:
+        """Compaction summaries without spending a scripted turn (see `harness.context`)."""
+        return _extractive_summary(system, messages)
+
 
 def _extractive_summary(system: str, messages: list[dict]) -> ModelReply:
-    """A script has no turn for a request without tools (a compaction summary), so it answers with
-    the last lines of the transcript: deterministic, and it keeps the script in step."""
+    """A script has no turns for compaction summaries, so it answers with the last lines of the
+    transcript: deterministic, and it keeps the script in step."""
     lines = []
     for message in messages:
         for block in message["content"]:

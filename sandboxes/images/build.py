@@ -29,10 +29,12 @@ from harness.core import StateActError
 IMAGE_NAMES = ("base", "desktop")
 DEBIAN_SUITE = "bookworm"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
+DEFAULT_SECURITY_MIRROR = "http://deb.debian.org/debian-security"
 IMAGE_PYTHON = "3.11"  # bookworm's python3; the wheels are downloaded for it
 RECIPE_VERSION = "2"  # bump when this module changes how an image is built
 DEFINITIONS_ENV = "STATEACT_IMAGES_DIR"
 MIRROR_ENV = "STATEACT_DEBIAN_MIRROR"
+SECURITY_MIRROR_ENV = "STATEACT_SECURITY_MIRROR"
 ROOTFS_REPO = "stateact-rootfs"
 ENGINE_FIX = "start it with `bash .ci/install-engine.sh`"
 
@@ -57,23 +59,35 @@ def cache_dir() -> Path:
 
 
 def debian_mirror() -> str:
-    """The Debian mirror the host's apt uses (deb822 or one-line sources), else deb.debian.org."""
+    """The Debian mirror the host's apt uses for the suite (`$STATEACT_DEBIAN_MIRROR` overrides)."""
     if os.environ.get(MIRROR_ENV):
         return os.environ[MIRROR_ENV].rstrip("/")
-    deb822 = Path("/etc/apt/sources.list.d/debian.sources")
+    return host_apt_uri(DEBIAN_SUITE) or DEFAULT_MIRROR
+
+
+def security_mirror() -> str:
+    """The host's mirror for `<suite>-security` (`$STATEACT_SECURITY_MIRROR` overrides)."""
+    if os.environ.get(SECURITY_MIRROR_ENV):
+        return os.environ[SECURITY_MIRROR_ENV].rstrip("/")
+    return host_apt_uri(f"{DEBIAN_SUITE}-security") or DEFAULT_SECURITY_MIRROR
+
+
+def host_apt_uri(suite: str, apt_dir: Path = Path("/etc/apt")) -> str | None:
+    """The first URI the host's apt sources (deb822 or one-line) give for `suite`, if any."""
+    deb822 = apt_dir / "sources.list.d" / "debian.sources"
     if deb822.is_file():
         for stanza in re.split(r"\n\s*\n", deb822.read_text()):
             uris = re.search(r"^URIs:\s*(\S+)", stanza, re.M)
             suites = re.search(r"^Suites:\s*(.+)$", stanza, re.M)
-            if uris and suites and DEBIAN_SUITE in suites.group(1).split():
+            if uris and suites and suite in suites.group(1).split():
                 return uris.group(1).rstrip("/")
-    one_line = Path("/etc/apt/sources.list")
+    one_line = apt_dir / "sources.list"
     if one_line.is_file():
         for line in one_line.read_text().splitlines():
             match = re.match(r"\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)", line)
-            if match and match.group(2) == DEBIAN_SUITE:
+            if match and match.group(2) == suite:
                 return match.group(1).rstrip("/")
-    return DEFAULT_MIRROR
+    return None
 
 
 def machine_arch() -> str:
@@ -113,7 +127,8 @@ def input_hash(name: str, definitions: Path | str | None = None) -> str:
     image_dir = root / name
     if not (image_dir / "Dockerfile").is_file():
         raise StateActError(f"image {name!r} has no Dockerfile in {image_dir}")
-    parts = [RECIPE_VERSION, DEBIAN_SUITE, debian_mirror(), machine_arch(), IMAGE_PYTHON]
+    parts = [RECIPE_VERSION, DEBIAN_SUITE, debian_mirror(), security_mirror(), machine_arch()]
+    parts.append(IMAGE_PYTHON)
     blobs = [p.encode() for p in parts]
     for path in _definition_files(image_dir):
         blobs += [path.relative_to(image_dir).as_posix().encode(), path.read_bytes()]
@@ -202,7 +217,12 @@ def build_image(
             shutil.copytree(wheels, context / "wheels", ignore=shutil.ignore_patterns(".*"))
             if name == "base":
                 tarball = _rootfs_tarball(read_list(root / "base" / "rootfs-packages.txt"), log)
-                build_args = {"ROOTFS": _import_rootfs(client, tarball, log)}
+                build_args = {
+                    "ROOTFS": _import_rootfs(client, tarball, log),
+                    "SUITE": DEBIAN_SUITE,
+                    "MIRROR": debian_mirror(),
+                    "SECURITY_MIRROR": security_mirror(),
+                }
             else:
                 build_args = {"BASE": image_ref("base", root)}
             _docker_build(client, context, ref, build_args, log)

@@ -18,7 +18,7 @@ from pathlib import Path
 SUITE_DIR = Path(__file__).resolve().parent
 STAMP_NAME = ".fixtures-stamp"
 # Imported only when a rebuild is due: the office libraries they load cost most of a second.
-GENERATOR_MODULES = ("gen_calc", "gen_docs", "gen_misc", "gen_apps")
+GENERATOR_MODULES = ("gen_calc", "gen_docs", "gen_slides", "gen_misc", "gen_apps")
 
 
 def generator_hash() -> str:

@@ -24,7 +24,7 @@ from tasks.suites.longhorizon.common import (
     write_xlsx,
 )
 from tasks.suites.longhorizon.gen_calc import sales_orders
-from tasks.suites.longhorizon.gen_docs import add_slide
+from tasks.suites.longhorizon.gen_slides import add_slide
 
 registry = BuilderRegistry()
 build_all = registry.build_all

@@ -148,7 +148,9 @@ def fleet_summary(rows: list[list]) -> dict:
         by_dc[row[1]].append(int(row[2]))
     return {
         "total": len(rows),
-        "by_status": dict(sorted(Counter(r[4] for r in rows).items())),
+        "by_status": {
+            status: Counter(r[4] for r in rows)[status] for status in ("down", "maintenance", "up")
+        },
         "overloaded": sorted(
             r[0] for r in rows if r[4] == "up" and (int(r[2]) > 85 or int(r[3]) > 90)
         ),

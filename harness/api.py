@@ -1,0 +1,96 @@
+"""StateAct from Python: the same entry points the `stateact` command uses, with keyword arguments.
+
+    from harness.api import run_task, run_batch, run_code
+    result = run_task("task.json", model="anthropic/claude-sonnet-4-5", out_dir="runs/t1")
+
+Each function takes either a ready `RunConfig` (`config=`) or builds one from `model` plus keyword
+overrides (`image`, `backend`, `gate_model`, `max_turns`, `max_cost`, `max_time`, `preset`). See
+docs/python-api.md for a runnable example.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .config import RunConfig
+from .core import Model, StateActError
+
+
+def make_config(
+    model: str | None = None,
+    *,
+    config: RunConfig | None = None,
+    image: str | None = None,
+    backend: str | None = None,
+    gate_model: str | None = None,
+    max_turns: int | None = None,
+    max_cost: float | None = None,
+    max_time: float | None = None,
+    preset: str | None = None,
+) -> RunConfig:
+    """A RunConfig: a copy of `config` (or the defaults) with the given fields set."""
+    if config is None and model is None:
+        raise StateActError(
+            "give a model spec (PROVIDER/NAME, e.g. script/turns.json) or a RunConfig."
+        )
+    config = (config or RunConfig()).model_copy(deep=True)
+    for value, setter in (
+        (model, lambda v: setattr(config, "model", v)),
+        (image, lambda v: setattr(config.sandbox, "image", v)),
+        (backend, lambda v: setattr(config.sandbox, "backend", v)),
+        (gate_model, lambda v: setattr(config.gate, "model", v)),
+        (max_turns, lambda v: setattr(config.loop, "max_turns", v)),
+        (max_cost, lambda v: setattr(config.loop, "max_cost_usd", v)),
+        (max_time, lambda v: setattr(config.loop, "max_wall_s", v)),
+        (preset, lambda v: setattr(config, "preset", v)),
+    ):
+        if value is not None:
+            setter(value)
+    return config
+
+
+def run_task(task, model: str | None = None, *, out_dir: str | Path, config: RunConfig | None = None,
+             resume: bool = False, agent_model: Model | None = None, gate_model_object: Model | None = None,
+             **overrides) -> dict:  # fmt: skip
+    """Run one task file (or `Task`) into `out_dir`; returns result.json's content."""
+    from .runner import run_task as run
+
+    config = make_config(model, config=config, **overrides)
+    return run(
+        task, config, out_dir, resume=resume, model=agent_model, gate_model=gate_model_object
+    )
+
+
+def run_suite(paths, model: str | None = None, *, out_dir: str | Path, config: RunConfig | None = None,
+              parallel: int = 1, resume: bool = False, **overrides) -> dict:  # fmt: skip
+    """Run every task under `paths`, `parallel` at a time, into `out_dir`; returns summary.json's content."""
+    from .suite import run_suite as run
+
+    config = make_config(model, config=config, **overrides)
+    return run(list(paths), config, out_dir, parallel=parallel, resume=resume, show_progress=False)
+
+
+def run_batch(instruction: str, files, model: str | None = None, *, out_dir: str | Path,
+              config: RunConfig | None = None, parallel: int = 1, resume: bool = False,
+              check: str | Path | None = None, **overrides) -> list[dict]:  # fmt: skip
+    """Run `instruction` over every file (paths or glob patterns); returns summary.csv's rows as dicts."""
+    from .batch import run_batch as run
+
+    config = make_config(model, config=config, **overrides)
+    return run(
+        instruction, list(files), out_dir, config, parallel=parallel, resume=resume, check=check
+    )
+
+
+def run_code(repo: str | Path, instruction: str, model: str | None = None, *, out_dir: str | Path,
+             config: RunConfig | None = None, apply: bool = False, **overrides) -> dict:  # fmt: skip
+    """Carry out `instruction` on a copy of `repo`; returns the summary (gate verdict, changed files, patch path)."""
+    from dataclasses import asdict
+
+    from .coding import run_code as run
+
+    config = make_config(model, config=config, **overrides)
+    return asdict(run(repo, instruction, config, out_dir, apply=apply))
+
+
+__all__ = ["make_config", "run_task", "run_suite", "run_batch", "run_code"]

@@ -1,0 +1,62 @@
+"""`stateact mcp`: serve StateAct's sandboxes (and the finish gate as `check`) to an MCP client over stdio."""
+
+from __future__ import annotations
+
+from harness.core import StateActError
+from sandboxes import BACKENDS
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "mcp",
+        help="run an MCP server (stdio) exposing sandboxes and the finish gate",
+        description="Serve over stdio: sandbox_create, sandbox_close, bash, python, editor, view_image, "
+        "write_file, read_file and check (the narration-blind gate). Sandboxes belong to the client "
+        "session and are removed when it ends. Configure it in an MCP client as the command "
+        "`stateact mcp --gate-model PROVIDER/NAME`.",
+    )
+    parser.add_argument("--gate-model", help="model spec `check` uses when a call names none")
+    parser.add_argument(
+        "--base-url", help="gate model API endpoint (else ANTHROPIC_BASE_URL / OPENAI_BASE_URL)"
+    )
+    parser.add_argument(
+        "--api-key", help="gate model API key (else ANTHROPIC_API_KEY / OPENAI_API_KEY)"
+    )
+    parser.add_argument(
+        "--sandbox",
+        default="docker",
+        help=f"default backend: {', '.join(BACKENDS)} (default docker)",
+    )
+    parser.add_argument(
+        "--image", default="desktop", help="default image: base or desktop (default desktop)"
+    )
+    parser.add_argument(
+        "--memory-mb", type=int, default=4096, help="memory limit per sandbox (default 4096)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from harness.mcp_server import IMAGES, ServerSettings, serve
+    from harness.models import ModelConfig, make_model
+
+    if args.sandbox not in BACKENDS:
+        raise StateActError(
+            f"unknown sandbox backend {args.sandbox!r}; choose one of: {', '.join(BACKENDS)}."
+        )
+    if args.image not in IMAGES:
+        raise StateActError(f"unknown image {args.image!r}; choose one of: {', '.join(IMAGES)}.")
+    options = ModelConfig(base_url=args.base_url, api_key=args.api_key)
+    if args.gate_model:
+        make_model(
+            args.gate_model, options
+        )  # a bad spec or missing key fails now, not on the first check
+    settings = ServerSettings(
+        backend=args.sandbox,
+        image=args.image,
+        gate_model=args.gate_model,
+        model_options=options,
+        memory_mb=args.memory_mb,
+    )
+    serve(settings)
+    return 0

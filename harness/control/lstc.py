@@ -1,0 +1,318 @@
+"""The `lstc` control mode (LocalLSTC), tuned for small local models over the OpenAI-compatible API.
+
+Long-term control state persists across steps: the active subgoal, evidence aligned with it, runtime
+feedback and a status (continue, advance, error, stall, finish). Each step, one short tool-less JSON
+request turns that state into a short commitment: up to three candidate proposals, each a subgoal with
+an ordered list of actions, and the index of the best. The harness executes the chosen actions, abstracts
+each outcome into one evidence line, and routes: a new subgoal advances, a failed action is an error
+with its output as feedback, a repeated no-progress action is a stall (its equivalents are suppressed,
+then a replan is forced, then the run ends as `stalled`), and `done` goes to final verification (the
+finish gate). Answers are parsed strictly, with one repair retry naming the error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field
+
+from harness.core import BudgetExceeded, Finished, StateActError, ToolError
+from harness.records import load_events
+from harness.stall import StallDetector, StallRouter, fingerprint, stop_run
+from harness.tools import PythonTool
+
+from .jsonask import JsonAsker, prompt
+
+log = logging.getLogger(__name__)
+
+STATUSES = ("continue", "advance", "error", "stall", "finish")
+TOOLS = ("bash", "python", "done", "infeasible")
+MAX_CANDIDATES = 3
+EVIDENCE_CHARS = 240
+SESSION = "lstc"
+
+
+@dataclass
+class LongTermState:
+    """What persists across steps; rendered into every planning request."""
+
+    subgoal: str = ""
+    evidence: list[str] = field(default_factory=list)
+    feedback: str = "Start: choose the first subgoal."
+    status: str = "advance"
+    done_subgoals: list[str] = field(default_factory=list)
+    suppressed: list[str] = field(default_factory=list)
+    """Fingerprints of actions that repeated without progress; proposals repeating them are refused."""
+    suppressed_text: list[str] = field(default_factory=list)
+    steps: int = 0
+
+    def render(self, instruction: str, task_state=None) -> str:
+        evidence = "\n".join(f"- {line}" for line in self.evidence) or "- (none yet)"
+        done = "\n".join(f"- {s}" for s in self.done_subgoals[-6:]) or "- (none)"
+        avoid = "\n".join(f"- {s}" for s in self.suppressed_text[-5:])
+        parts = [f"TASK: {instruction}", f"STEP: {self.steps + 1}", f"STATUS: {self.status}",
+                 f"SUBGOAL: {self.subgoal or '(none yet)'}", f"DONE SUBGOALS:\n{done}",
+                 f"EVIDENCE FOR THE SUBGOAL:\n{evidence}", f"FEEDBACK: {self.feedback}"]  # fmt: skip
+        if avoid:
+            parts.append(f"DO NOT REPEAT (no effect before):\n{avoid}")
+        if task_state is not None:
+            parts.append(task_state.render())
+        return "\n\n".join(parts)
+
+
+def parse_commitment(value, max_actions: int = 4) -> dict:
+    """The chosen candidate `{"subgoal", "actions": [{"tool", "input"}]}` of a planner answer."""
+    if not isinstance(value, dict) or not isinstance(value.get("candidates"), list):
+        raise ValueError('expected {"candidates": [...], "best": N}')
+    candidates = value["candidates"]
+    if not 1 <= len(candidates) <= MAX_CANDIDATES:
+        raise ValueError(
+            f"`candidates` must hold 1 to {MAX_CANDIDATES} proposals, not {len(candidates)}"
+        )
+    best = value.get("best", 1)
+    if not isinstance(best, int) or not 1 <= best <= len(candidates):
+        raise ValueError(f"`best` must be a candidate number from 1 to {len(candidates)}")
+    chosen = candidates[best - 1]
+    if (
+        not isinstance(chosen, dict)
+        or not isinstance(chosen.get("subgoal"), str)
+        or not chosen["subgoal"].strip()
+    ):
+        raise ValueError(f"candidate {best} needs a non-empty `subgoal` string")
+    actions = chosen.get("actions")
+    if not isinstance(actions, list) or not 1 <= len(actions) <= max_actions:
+        raise ValueError(f"candidate {best} needs `actions`: a list of 1 to {max_actions} actions")
+    for n, action in enumerate(actions, start=1):
+        if not isinstance(action, dict) or action.get("tool") not in TOOLS:
+            raise ValueError(
+                f"action {n} of candidate {best} needs `tool`: one of {', '.join(TOOLS)}"
+            )
+        if action["tool"] in ("bash", "python") and (
+            not isinstance(action.get("input"), str) or not action["input"].strip()
+        ):
+            raise ValueError(
+                f"action {n} ({action['tool']}) needs `input`: the command or code as a string"
+            )
+    return {"subgoal": chosen["subgoal"].strip(), "actions": actions, "candidates": len(candidates)}
+
+
+def abstract_step(tool: str, command: str, ok: bool, output: str) -> str:
+    """One evidence line from an outcome: the action, ok or error, and the output's first and last lines."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    shown = lines if len(lines) <= 4 else [*lines[:2], "...", *lines[-2:]]
+    text = " | ".join(shown) or "(no output)"
+    command = " ".join(command.split())
+    return f"{tool} `{command[:80]}` -> {'ok' if ok else 'ERROR'}: {text}"[:EVIDENCE_CHARS]
+
+
+class LstcController:
+    """Runs one task under long/short-term control."""
+
+    def __init__(
+        self,
+        instruction: str,
+        model,
+        sandbox,
+        config,
+        record,
+        stats,
+        started_at: float,
+        review,
+        task_state=None,
+    ):
+        self.instruction = instruction
+        self.sandbox = sandbox
+        self.config = config
+        self.settings = config.lstc
+        self.record = record
+        self.stats = stats
+        self.started_at = started_at
+        self.review = review
+        self.task_state = task_state
+        self.ask = JsonAsker(
+            model, stats, record, agent="lstc", retries=self.settings.repair_retries
+        )
+        self.state = LongTermState()
+        self.python = PythonTool(sandbox, timeout_s=self.settings.action_timeout_s)
+        self.detector = StallDetector(config.stall)
+        self.router = StallRouter(record, ("feedback", "replan", "stop"), agent="lstc")
+        self.done_refused = False
+
+    def run(
+        self, resume: bool = False, since_event_index: int | None = None
+    ) -> Finished | BudgetExceeded:
+        if resume:
+            self._restore(-1 if since_event_index is None else since_event_index)
+        try:
+            while True:
+                self._check_budgets()
+                self._step()
+        except (Finished, BudgetExceeded) as end:
+            self._record("lstc_end", status=end.status, message=end.message)
+            return end
+
+    def _step(self) -> None:
+        user = self.state.render(self.instruction, self.task_state)
+        commitment, error = self.ask.ask(prompt("lstc_plan.md"), user,
+                                         lambda v: parse_commitment(v, self.settings.max_actions_per_step), "commit")  # fmt: skip
+        self.state.steps += 1
+        if commitment is None:
+            self.state.status, self.state.feedback = (
+                "error",
+                f"Your last answer was unusable ({error}). Answer with the JSON object only.",
+            )
+            self._record("lstc_step", commitment=None, error=error, state=asdict(self.state))
+            return
+        self._route_subgoal(commitment["subgoal"])
+        results = []
+        for action in commitment["actions"]:
+            outcome = self._act(action)
+            results.append(outcome)
+            if outcome["route"] != "continue":
+                break
+        else:
+            if self.state.status in ("error", "stall"):
+                self.state.status = "continue"
+            self.state.feedback = "The actions ran. Continue, verify, or start the next subgoal."
+        signal = self.detector.observe_turn(self._state_key())
+        if signal and self.state.status != "stall":
+            self._stalled(signal)
+        self._record("lstc_step", commitment=commitment, results=results, state=asdict(self.state))
+
+    def _route_subgoal(self, subgoal: str) -> None:
+        if subgoal.lower() in ("continue", self.state.subgoal.lower()) and self.state.subgoal:
+            self.state.status = "continue"
+            return
+        if (
+            self.state.subgoal
+        ):  # advance: the finished subgoal's evidence is summarized into one line
+            last = self.state.evidence[-1] if self.state.evidence else "no evidence"
+            self.state.done_subgoals.append(f"{self.state.subgoal} ({last[:120]})")
+        self.state.subgoal, self.state.evidence, self.state.status = subgoal, [], "advance"
+        self.detector.progressed()
+
+    def _act(self, action: dict) -> dict:
+        tool, command = action["tool"], str(action.get("input") or "")
+        if tool == "infeasible":
+            raise Finished("infeasible", command or "the model judged the task infeasible")
+        if tool == "done":
+            return self._finish(command)
+        key = fingerprint({"name": tool, "input": command})
+        if key in self.state.suppressed:
+            self.state.status = "stall"
+            self.state.feedback = f"Refused: `{command[:80]}` repeated before without any effect. Choose a different action."
+            return {"tool": tool, "input": command, "route": "stall", "refused": True}
+        self.stats.tool_uses += 1
+        ok, output = self._execute(tool, command)
+        self._record("lstc_action", tool=tool, input=command, ok=ok, output=output[:4000])
+        self.state.evidence = [*self.state.evidence, abstract_step(tool, command, ok, output)][
+            -self.settings.evidence_items :
+        ]
+        signal = self.detector.observe_action({"name": tool, "input": command}, output)
+        if signal:
+            self._stalled(signal)
+            return {"tool": tool, "input": command, "route": "stall", "ok": ok}
+        if not ok:
+            self.state.status = "error"
+            self.state.feedback = (
+                f"`{command[:80]}` failed: {output[-600:]}. Repair it or take another approach."
+            )
+            return {"tool": tool, "input": command, "route": "error", "ok": False}
+        return {"tool": tool, "input": command, "route": "continue", "ok": True}
+
+    def _execute(self, tool: str, command: str) -> tuple[bool, str]:
+        try:
+            if tool == "bash":
+                result = self.sandbox.call(
+                    "bash.run",
+                    command=command,
+                    session=SESSION,
+                    timeout=self.settings.action_timeout_s,
+                )
+                output = result["output"].rstrip("\n")
+                if result.get("timed_out"):
+                    return False, f"{output}\n[timed out]"
+                return result["exit_code"] == 0, f"{output}\n[exit code {result['exit_code']}]"
+            result = self.python(code=command)
+            return result.error is None, result.error if result.error is not None else result.output
+        except ToolError as exc:
+            return False, str(exc)
+
+    def _stalled(self, signal) -> None:
+        response = self.router.route(signal)
+        self.state.status = "stall"
+        if signal.action and signal.action not in self.state.suppressed:
+            self.state.suppressed.append(signal.action)
+            self.state.suppressed_text.append(signal.detail[:160])
+        if response == "feedback":
+            self.state.feedback = (
+                f"No progress: {signal.detail}. Do not repeat it; use a different action."
+            )
+        elif response == "replan":
+            self.state.done_subgoals.append(f"{self.state.subgoal} (abandoned: it stalled)")
+            self.state.subgoal, self.state.evidence = "", []
+            self.state.feedback = (
+                f"Stalled again ({signal.detail}). Choose a new subgoal and a different method."
+            )
+        else:
+            raise stop_run(signal)
+
+    def _finish(self, summary: str) -> dict:
+        self.state.status = "finish"
+        if self.review is not None:
+            rejection = self.review(
+                summary or self.state.subgoal
+            )  # raises Finished when rounds run out
+            if rejection is None:
+                raise Finished("completed", summary)
+            self.state.status, self.state.feedback = (
+                "error",
+                f"Final verification failed. {rejection}",
+            )
+            return {"tool": "done", "route": "error", "accepted": False}
+        if not self.done_refused:  # without a gate, one verification step must come before the end
+            self.done_refused = True
+            self.state.status = "error"
+            self.state.feedback = (
+                "Before finishing, read the result back once with a command that shows it is right."
+            )
+            return {"tool": "done", "route": "error", "accepted": False}
+        raise Finished("completed", summary)
+
+    def _state_key(self) -> str | None:
+        try:
+            changed = self.sandbox.call("fs.changed", since=self.started_at, limit=500)
+        except (ToolError, StateActError):
+            return None
+        return fingerprint([(p["path"], p["mtime"], p["size"]) for p in changed["paths"]])
+
+    def _check_budgets(self) -> None:
+        loop = self.config.loop
+        if self.state.steps >= loop.max_turns:
+            raise BudgetExceeded("turn_limit", f"lstc reached its {loop.max_turns}-step limit")
+        if loop.max_cost_usd is not None and self.stats.usage.cost_usd >= loop.max_cost_usd:
+            raise BudgetExceeded(
+                "cost_limit", f"the run reached its ${loop.max_cost_usd} cost limit"
+            )
+        if loop.max_wall_s is not None and self.stats.elapsed_s >= loop.max_wall_s:
+            raise BudgetExceeded(
+                "time_limit", f"the run reached its {loop.max_wall_s:.0f} s time limit"
+            )
+
+    def _restore(self, since: int) -> None:
+        """Continue from the last recorded step's state, re-running the actions recorded after `since`
+        (the milestone the sandbox started from; -1 for a freshly set-up sandbox)."""
+        events = load_events(self.record.dir)
+        steps = [e for e in events if e["event"] == "lstc_step" and e.get("state")]
+        if steps:
+            self.state = LongTermState(**steps[-1]["state"])
+        replayed = 0
+        for index, event in enumerate(events):
+            if event["event"] == "lstc_action" and index > since:
+                self._execute(event["tool"], event["input"])
+                replayed += 1
+        self._record("resumed", replayed_calls=replayed, since_event_index=since)
+
+    def _record(self, event: str, **data) -> None:
+        if self.record is not None:
+            self.record.append(event, agent="lstc", **json.loads(json.dumps(data, default=str)))

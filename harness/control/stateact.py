@@ -1,0 +1,125 @@
+"""What the default (`stateact`) mode adds around the main agent: the verifier-committed task state with
+its milestones and boundary checks, and the stall watch. The runner builds one `StateActHooks` and
+wires its parts into the gate, the main agent's context notes and its `delegate` tool."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+
+from harness.core import Tool, ToolError, ToolResult, ToolSpec
+from harness.stall import MainAgentStallWatch
+from harness.task_state import TaskState
+
+from .milestones import MilestoneKeeper
+
+log = logging.getLogger(__name__)
+
+
+def open_task_state(
+    task, model, sandbox, config, record, stats, started_at, resume: bool
+) -> TaskState | None:
+    """The run's task state (restored on resume, else initialized by the model), or None when off."""
+    if not config.task_state.enabled:
+        return None
+    state = TaskState.load(record.dir) if resume else None
+    if state is None:
+        state = TaskState.initialize(
+            task.instruction, model, run_dir=record.dir, stats=stats, record=record
+        )
+    if config.task_state.milestones:
+        state.listeners.append(MilestoneKeeper(sandbox, record, started_at))
+    return state
+
+
+class BoundaryCheckedTool:
+    """Wraps a tool that hands work to someone else (`delegate`): when it returns, the task state's
+    stored probes run again and their verdicts are appended to the result."""
+
+    def __init__(self, inner: Tool, task_state: TaskState, sandbox):
+        self.inner = inner
+        self.name = inner.name
+        self.task_state = task_state
+        self.sandbox = sandbox
+
+    def spec(self) -> ToolSpec:
+        return self.inner.spec()
+
+    def __call__(self, **params) -> ToolResult:
+        try:
+            inspect.signature(self.inner.__call__).bind(**params)
+        except TypeError as exc:
+            raise ToolError(f"Bad arguments for {self.name}: {exc}.") from None
+        result = self.inner(**params)
+        changes = self.task_state.check_boundary(self.sandbox, f"boundary check after {self.name}")
+        if not changes:
+            return result
+        lines = "\n".join(
+            f"- {c.requirement}: {c.before} -> {c.after} ({c.evidence[:160]})" for c in changes
+        )
+        note = f"\n\n[independent checks after this {self.name}]\n{lines}"
+        if result.error is not None:
+            return ToolResult(error=result.error + note, image_png=result.image_png)
+        return ToolResult(output=result.output + note, image_png=result.image_png)
+
+
+class StateActHooks:
+    """The task state, milestones, boundary checks and stall watch of one default-mode run."""
+
+    def __init__(self, task, model, sandbox, config, record, stats, started_at, resume: bool):
+        self.sandbox = sandbox
+        self.config = config
+        self.task_state = open_task_state(
+            task, model, sandbox, config, record, stats, started_at, resume
+        )
+        self.stall = (
+            MainAgentStallWatch(config.stall, sandbox, started_at, record)
+            if config.stall.enabled
+            else None
+        )
+        self.instruction = task.instruction
+        if self.task_state is not None and self.stall is not None:
+            self.task_state.listeners.append(lambda verified: self.stall.detector.progressed())
+
+    def on_decision(self, decision, probes: list[dict]) -> list[str]:
+        """The gate's callback: the task state applies the decision; the stall watch hears rejections."""
+        gaps = (
+            self.task_state.apply_gate_decision(decision, probes, self.sandbox)
+            if self.task_state
+            else []
+        )
+        if self.stall is not None and (decision.passed is not True or gaps):
+            self.stall.gate_rejected([*decision.gaps, *gaps])
+        return gaps
+
+    @property
+    def context_notes(self) -> list:
+        return [note for note in (self.task_state, self.stall) if note is not None]
+
+    def wrap_delegate(self, delegate: Tool | None) -> Tool | None:
+        if (
+            self.stall is not None
+            and delegate is not None
+            and "worker" in getattr(delegate, "specialists", ())
+        ):
+            self.stall.fresh_worker = lambda signal: self._fresh_worker(delegate, signal)
+            self.stall.router.responses = ("feedback", "replan", "fresh_worker", "stop")
+        if (
+            delegate is None
+            or self.task_state is None
+            or not self.config.task_state.boundary_checks
+        ):
+            return delegate
+        return BoundaryCheckedTool(delegate, self.task_state, self.sandbox)
+
+    def attach(self, agent) -> None:
+        """Start the stall watch on the main agent's loop (after any resume restored its history)."""
+        if self.stall is not None:
+            self.stall.attach(agent.loop)
+
+    def _fresh_worker(self, delegate, signal) -> str:
+        facts = self.task_state.render() if self.task_state else None
+        task = (f"The main agent stalled ({signal.detail}). Continue this task with a different approach and "
+                f"report the state you leave:\n{self.instruction}")  # fmt: skip
+        result = delegate(agent="worker", task=task, facts=facts)
+        return result.output or result.error or ""
