@@ -17,7 +17,7 @@ from tasks.schema import Task, load_task
 from .agent import MainAgent
 from .config import RunConfig
 from .control.milestones import discard_milestones, last_milestone, snapshot_of
-from .core import BudgetExceeded, Finished, Model, StateActError
+from .core import Model, StateActError
 from .loop import RunStats
 from .models import make_model
 from .records import RunRecord, write_json_atomic
@@ -97,28 +97,17 @@ def _run_agent(task, model, gate_model, sandbox, config, record, stats, started_
     review = build_review(
         task.instruction, sandbox, config, record, stats, started_at, outcome, model, gate_model, hooks.on_decision
     )
-    delegate = hooks.wrap_delegate(_delegate_tool(sandbox, config, record, stats, model))
-    agent = MainAgent(model, sandbox, config, record=record, stats=stats, review=review, delegate_tool=delegate,
-                      context_notes=hooks.context_notes)  # fmt: skip
+    from subagents import DelegateTool, main_agent_extra_tools
+
+    delegate = DelegateTool(sandbox, config, record, stats, model) if config.subagents.enabled else None
+    agent = MainAgent(model, sandbox, config, record=record, stats=stats, review=review,
+                      delegate_tool=hooks.wrap_delegate(delegate), context_notes=hooks.context_notes,
+                      extra_tools=main_agent_extra_tools(sandbox, config, model, stats))  # fmt: skip
     outcome.status = "running"
     if resume:
         restore_main_agent(agent, record, sandbox, since_event_index=milestone and milestone["event_index"])
     hooks.attach(agent)
-    end = agent.run(task.instruction)
-    if isinstance(end, BudgetExceeded):
-        return end
-    assert isinstance(end, Finished)
-    return end
-
-
-def _delegate_tool(sandbox, config, record, stats, model):
-    if not config.subagents.enabled:
-        return None
-    try:
-        from subagents import DelegateTool
-    except ImportError:
-        return None
-    return DelegateTool(sandbox, config, record, stats, model)
+    return agent.run(task.instruction)
 
 
 def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None:

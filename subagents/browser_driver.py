@@ -186,13 +186,18 @@ def select(selector, value):
         raise Refusal("`value` must be a string (an option's value or its label).")
     page, element, note = _locator(selector)
     try:
-        options = element.evaluate("el => Array.from(el.options || []).map(o => [o.value, o.label || o.text])")
+        options = element.evaluate(
+            "el => Array.from(el.options || []).map(o => [o.value, o.label || o.text])"
+        )
     except Exception as exc:  # noqa: BLE001
         raise Refusal(f"could not read the options of {selector!r}: {_first_line(exc)}") from None
     wanted = value.strip()
     match = next((v for v, label in options if wanted in (v, label.strip())), None)
     if match is None:
-        listed = ", ".join(f"{label!r} (value {v!r})" for v, label in options[:30]) or "none: not a <select>"
+        listed = (
+            ", ".join(f"{label!r} (value {v!r})" for v, label in options[:30])
+            or "none: not a <select>"
+        )
         raise Refusal(f"{selector!r} has no option {value!r}; its options are: {listed}.")
     try:
         chosen = element.select_option(value=match)

@@ -43,7 +43,10 @@ def start(width, height):
     began = time.monotonic()
     for attempt in range(3):
         done = subprocess.run(
-            ["stateact-desktop", "start", f"{width}x{height}"], capture_output=True, text=True, timeout=60
+            ["stateact-desktop", "start", f"{width}x{height}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         if done.returncode == 0:
             break
@@ -94,9 +97,24 @@ def _x11():
     lib.XOpenDisplay.restype = ctypes.c_void_p
     lib.XOpenDisplay.argtypes = [ctypes.c_char_p]
     lib.XGetKeyboardMapping.restype = ctypes.POINTER(ctypes.c_ulong)
-    lib.XGetKeyboardMapping.argtypes = [ctypes.c_void_p, ctypes.c_ubyte, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
-    lib.XChangeKeyboardMapping.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_ulong), ctypes.c_int]
-    lib.XDisplayKeycodes.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+    lib.XGetKeyboardMapping.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_ubyte,
+        ctypes.c_int,
+        ctypes.POINTER(ctypes.c_int),
+    ]
+    lib.XChangeKeyboardMapping.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.POINTER(ctypes.c_ulong),
+        ctypes.c_int,
+    ]
+    lib.XDisplayKeycodes.argtypes = [
+        ctypes.c_void_p,
+        ctypes.POINTER(ctypes.c_int),
+        ctypes.POINTER(ctypes.c_int),
+    ]
     lib.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.XFree.argtypes = [ctypes.c_void_p]
     return lib, ctypes
@@ -116,7 +134,11 @@ def _bind_characters(text):
         count = high.value - low.value + 1
         syms = lib.XGetKeyboardMapping(display, low.value, count, ctypes.byref(per))
         # Keep the last spare keycode free for xdotool's own scratch bindings.
-        spare = [low.value + i for i in range(count) if not any(syms[i * per.value + j] for j in range(per.value))]
+        spare = [
+            low.value + i
+            for i in range(count)
+            if not any(syms[i * per.value + j] for j in range(per.value))
+        ]
         lib.XFree(syms)
         _keymap.update(display=display, spare=spare[:-1])
     display = _keymap["display"]
@@ -242,7 +264,9 @@ def launch(argv, window, timeout_s=60.0):
 
 def windows():
     listed = subprocess.run(["wmctrl", "-l"], capture_output=True, text=True).stdout
-    active = subprocess.run(["xdotool", "getactivewindow", "getwindowname"], capture_output=True, text=True)
+    active = subprocess.run(
+        ["xdotool", "getactivewindow", "getwindowname"], capture_output=True, text=True
+    )
     return {"windows": listed, "active": active.stdout.strip() if active.returncode == 0 else ""}
 
 

@@ -48,7 +48,13 @@ def config():
 
 
 def _results(messages: list[dict]) -> list[dict]:
-    return [b for m in messages if m["role"] == "user" for b in m["content"] if b.get("type") == "tool_result"]
+    return [
+        b
+        for m in messages
+        if m["role"] == "user"
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
 
 
 def _text(result: dict) -> str:
@@ -83,23 +89,33 @@ def _wait_for(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(desktop_sandbox, config, tmp_path):
+def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(
+    desktop_sandbox, config, tmp_path
+):
     book = openpyxl.Workbook()
     book.active["A1"] = "Name"
     book.active["C3"].fill = PatternFill("solid", fgColor="FF0000")
     buffer = io.BytesIO()
     book.save(buffer)
-    desktop_sandbox.call("file.write", path=BOOK, data_b64=base64.b64encode(buffer.getvalue()).decode())
+    desktop_sandbox.call(
+        "file.write", path=BOOK, data_b64=base64.b64encode(buffer.getvalue()).decode()
+    )
     desktop = Desktop(desktop_sandbox, SCREEN)
-    opened_s = desktop.launch(["soffice", "--calc", "--norestore", BOOK], window="book.xlsx", timeout=120)
-    print(f"desktop + Calc with the file open in {opened_s:.1f} s (desktop start {desktop.start_seconds:.1f} s)")
+    opened_s = desktop.launch(
+        ["soffice", "--calc", "--norestore", BOOK], window="book.xlsx", timeout=120
+    )
+    print(
+        f"desktop + Calc with the file open in {opened_s:.1f} s (desktop start {desktop.start_seconds:.1f} s)"
+    )
 
     def click_red_cell(system, messages, tools):
         return _computer("left_click", coordinate=_red_centre(_images(messages)[-1]))
 
     def keep_format_when_asked(system, messages, tools):
         # Like a model looking at the screen: press Return only once the dialog has the focus.
-        _wait_for(lambda: "LibreOffice Calc" not in desktop.active_window(), 30, "the keep-format dialog")
+        _wait_for(
+            lambda: "Calc" not in (desktop.active_window() or "Calc"), 30, "the keep-format dialog"
+        )
         return _computer("key", text="Return")
 
     model = ScriptedModel(
@@ -110,19 +126,27 @@ def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(deskto
             _computer("key", text="Return"),
             _computer("key", text="ctrl+s"),
             keep_format_when_asked,
-            {"tool_calls": [{"name": "report", "input": {"text": "C3 now holds Zoë 42; saved as xlsx."}}]},
+            {
+                "tool_calls": [
+                    {"name": "report", "input": {"text": "C3 now holds Zoë 42; saved as xlsx."}}
+                ]
+            },
         ]
     )
     stats, record = RunStats(), RunRecord(tmp_path / "run")
     result = DelegateTool(desktop_sandbox, config, record, stats, model)(
-        agent="gui", task="Type 'Zoë 42' into the red cell C3 and save, keeping the format.", facts=f"The file is {BOOK}."
+        agent="gui",
+        task="Type 'Zoë 42' into the red cell C3 and save, keeping the format.",
+        facts=f"The file is {BOOK}.",
     )
     record.close()
     assert result.output == "Report from gui-1 (7 turns):\nC3 now holds Zoë 42; saved as xlsx."
     assert stats.gui_steps == 6 and stats.delegations == 1
 
     final = model.calls[-1]["messages"]
-    assert not any(r["is_error"] for r in _results(final)), [_text(r) for r in _results(final) if r["is_error"]]
+    assert not any(r["is_error"] for r in _results(final)), [
+        _text(r) for r in _results(final) if r["is_error"]
+    ]
     shots = _images(final)
     assert len(shots) == 6
     assert all(shot.format == "PNG" and shot.size == DECLARED for shot in shots)
@@ -134,9 +158,16 @@ def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(deskto
         return openpyxl.load_workbook(tmp_path / "book.xlsx").active["C3"].value
 
     assert _wait_for(lambda: saved_value() == "Zoë 42", 30, "C3 = 'Zoë 42' in the saved file")
-    events = [json.loads(line) for line in (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines()]
+    events = [
+        json.loads(line)
+        for line in (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines()
+    ]
     delegation = next(e for e in events if e["event"] == "delegation")
-    assert delegation["specialist"] == "gui" and delegation["name"] == "gui-1" and delegation["turns"] == 7
+    assert (
+        delegation["specialist"] == "gui"
+        and delegation["name"] == "gui-1"
+        and delegation["turns"] == 7
+    )
 
 
 def test_gui_bad_input_is_a_tool_error_and_the_specialist_goes_on(desktop_sandbox, config):
@@ -152,9 +183,13 @@ def test_gui_bad_input_is_a_tool_error_and_the_specialist_goes_on(desktop_sandbo
             {"tool_calls": [{"name": "report", "input": {"text": "checked"}}]},
         ]
     )
-    result = DelegateTool(desktop_sandbox, config, None, RunStats(), model)(agent="gui", task="Try things.")
+    result = DelegateTool(desktop_sandbox, config, None, RunStats(), model)(
+        agent="gui", task="Try things."
+    )
     assert result.output.endswith("checked")
-    outcomes = _results(model.calls[-1]["messages"])[:7]  # the list is live: the report's result follows
+    outcomes = _results(model.calls[-1]["messages"])[
+        :7
+    ]  # the list is live: the report's result follows
     assert [r["is_error"] for r in outcomes] == [True] * 6 + [False]
     texts = [_text(r) for r in outcomes]
     assert "outside the screen" in texts[0] and "unknown key name 'nosuchkey'" in texts[1]
@@ -165,7 +200,11 @@ def test_gui_bad_input_is_a_tool_error_and_the_specialist_goes_on(desktop_sandbo
 
 @pytest.fixture(scope="module")
 def page_url(desktop_sandbox):
-    desktop_sandbox.call("file.write", path="/home/user/site/form.html", data_b64=base64.b64encode(PAGE.encode()).decode())
+    desktop_sandbox.call(
+        "file.write",
+        path="/home/user/site/form.html",
+        data_b64=base64.b64encode(PAGE.encode()).decode(),
+    )
     desktop_sandbox.call(
         "bash.run", session="test-web-server",
         command="cd /home/user/site && (setsid python3 -m http.server 8765 --bind 127.0.0.1 >/tmp/http.log 2>&1 &) && "
@@ -180,13 +219,26 @@ def _handle(text: str, marker: str) -> str:
     return line.split("]")[0].split("[")[-1]
 
 
-def test_web_reads_the_dom_with_handles_and_changes_the_page_by_selector(desktop_sandbox, config, page_url):
+def test_web_reads_the_dom_with_handles_and_changes_the_page_by_selector(
+    desktop_sandbox, config, page_url
+):
     handles = {}
 
     def fill_name(system, messages, tools):
         dom = _text(_results(messages)[-1])
-        handles.update(name=_handle(dom, '"Your name"'), go=_handle(dom, 'button "Greet"'), lang=_handle(dom, "select"))
-        return {"tool_calls": [{"name": "fill", "input": {"selector": f'[data-sa-id="{handles["name"]}"]', "text": "Zoë"}}]}
+        handles.update(
+            name=_handle(dom, '"Your name"'),
+            go=_handle(dom, 'button "Greet"'),
+            lang=_handle(dom, "select"),
+        )
+        return {
+            "tool_calls": [
+                {
+                    "name": "fill",
+                    "input": {"selector": f'[data-sa-id="{handles["name"]}"]', "text": "Zoë"},
+                }
+            ]
+        }
 
     model = ScriptedModel(
         [
@@ -201,7 +253,9 @@ def test_web_reads_the_dom_with_handles_and_changes_the_page_by_selector(desktop
         ]
     )  # fmt: skip
     stats = RunStats()
-    result = DelegateTool(desktop_sandbox, config, None, stats, model)(agent="web", task="Greet Zoë in French.")
+    result = DelegateTool(desktop_sandbox, config, None, stats, model)(
+        agent="web", task="Greet Zoë in French."
+    )
     assert result.output.endswith("greeted") and stats.gui_steps == 0
     outcomes = _results(model.calls[-1]["messages"])[:7]
     assert not any(r["is_error"] for r in outcomes), [_text(r) for r in outcomes]
@@ -232,8 +286,13 @@ def test_web_failures_are_tool_errors_and_the_specialist_goes_on(desktop_sandbox
     )
     DelegateTool(desktop_sandbox, config, None, RunStats(), model)(agent="web", task="Try things.")
     outcomes = _results(model.calls[-1]["messages"])[:6]
-    assert [r["is_error"] for r in outcomes] == [True, False, True, True, True, False], [_text(r) for r in outcomes]
+    assert [r["is_error"] for r in outcomes] == [True, False, True, True, True, False], [
+        _text(r) for r in outcomes
+    ]
     texts = [_text(r) for r in outcomes]
-    assert "navigation to http://127.0.0.1:8799/ failed" in texts[0] and "ERR_CONNECTION_REFUSED" in texts[0]
+    assert (
+        "navigation to http://127.0.0.1:8799/ failed" in texts[0]
+        and "ERR_CONNECTION_REFUSED" in texts[0]
+    )
     assert "matches nothing" in texts[2] and "invalid selector" in texts[3]
     assert "boom" in texts[4] and texts[5] == "10"

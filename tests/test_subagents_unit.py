@@ -8,7 +8,13 @@ from harness.config import RunConfig
 from harness.core import Finished, ToolError, ToolResult, ToolSpec
 from harness.loop import TOOLSET_NOT_RUN, ToolLoop
 from harness.models.scripted import ScriptedModel
-from subagents import DelegateTool, ReportTool, available_specialists, main_agent_extra_tools, screen_scale
+from subagents import (
+    DelegateTool,
+    ReportTool,
+    available_specialists,
+    main_agent_extra_tools,
+    screen_scale,
+)
 from subagents.gui import ComputerTool, image_limits, key_combo
 
 
@@ -35,7 +41,12 @@ def test_model_coordinates_map_back_to_screen_pixels_and_refuse_off_screen():
 
 def test_key_names_become_keysyms():
     assert key_combo("ctrl+s") == ["ctrl+s"]
-    assert key_combo("Enter ESC ctrl+Shift+t pagedown") == ["Return", "Escape", "ctrl+shift+t", "Page_Down"]
+    assert key_combo("Enter ESC ctrl+Shift+t pagedown") == [
+        "Return",
+        "Escape",
+        "ctrl+shift+t",
+        "Page_Down",
+    ]
     for bad in ("", "ctrl++", None, "   "):
         with pytest.raises(ToolError):
             key_combo(bad)
@@ -49,7 +60,9 @@ def test_computer_spec_is_native_for_claude_and_a_function_tool_otherwise():
     assert spec.native_type == "computer_20250124"
     assert spec.native_params == {"display_width_px": 1429, "display_height_px": 804}
     assert "zoom" in spec.input_schema["properties"]["action"]["enum"]
-    assert ComputerTool(FakeDesktop(), "claude-opus-4-6").spec().native_params["enable_zoom"] is True
+    assert (
+        ComputerTool(FakeDesktop(), "claude-opus-4-6").spec().native_params["enable_zoom"] is True
+    )
 
 
 def test_unknown_action_and_unexpected_params_are_tool_errors_before_touching_the_desktop():

@@ -36,10 +36,18 @@ def _tool_names(call: dict) -> list[str]:
 
 
 def test_a_long_exploration_adds_only_the_report_to_the_main_context(base_sandbox, tmp_path):
-    worker_turns = [{"tool_calls": [{"name": "bash", "input": {"command": "cd /tmp && seq 1 4000"}}]}]
-    worker_turns += [{"tool_calls": [{"name": "python", "input": {"code": BIG_PRINT}}]} for _ in range(6)]
+    worker_turns = [
+        {"tool_calls": [{"name": "bash", "input": {"command": "cd /tmp && seq 1 4000"}}]}
+    ]
     worker_turns += [
-        {"tool_calls": [{"name": "plan", "input": {"items": [{"text": "explore", "status": "done"}]}}]},
+        {"tool_calls": [{"name": "python", "input": {"code": BIG_PRINT}}]} for _ in range(6)
+    ]
+    worker_turns += [
+        {
+            "tool_calls": [
+                {"name": "plan", "input": {"items": [{"text": "explore", "status": "done"}]}}
+            ]
+        },
         {"tool_calls": [{"name": "report", "input": {"text": "The biggest thing is 42."}}]},
     ]
     model = SnapshotModel(
@@ -73,22 +81,36 @@ def test_a_long_exploration_adds_only_the_report_to_the_main_context(base_sandbo
     after_text = json.dumps(after["messages"])
     assert "The biggest thing is 42." in after_text and "xxxxxxxxxx" not in after_text
     # The worker's `cd /tmp` happened in its own shell.
-    assert "cwd: /home/user" in json.dumps(calls[-1]["messages"][-1]) and "/tmp]" not in json.dumps(calls[-1]["messages"][-1])
+    assert "cwd: /home/user" in json.dumps(calls[-1]["messages"][-1]) and "/tmp]" not in json.dumps(
+        calls[-1]["messages"][-1]
+    )
     assert stats.delegations == 1 and stats.model_turns == len(calls)
 
-    events = [json.loads(line) for line in (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines()]
+    events = [
+        json.loads(line)
+        for line in (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines()
+    ]
     delegation = [e for e in events if e["event"] == "delegation"]
     assert len(delegation) == 1
     assert delegation[0]["agent"] == "main" and delegation[0]["specialist"] == "worker"
-    assert delegation[0]["report"] == "The biggest thing is 42." and delegation[0]["turns"] == len(worker_turns)
+    assert delegation[0]["report"] == "The biggest thing is 42." and delegation[0]["turns"] == len(
+        worker_turns
+    )
     assert {e["agent"] for e in events if e["event"] == "model_turn"} == {"main", "worker-1"}
 
 
 def test_worker_depth_two_allows_one_nested_worker_and_a_turn_cap_is_reported(base_sandbox):
     model = SnapshotModel(
         [
-            {"tool_calls": [{"name": "delegate", "input": {"agent": "worker", "task": "inner work"}}]},
-            {"text": "still looking", "tool_calls": [{"name": "bash", "input": {"command": "true"}}]},
+            {
+                "tool_calls": [
+                    {"name": "delegate", "input": {"agent": "worker", "task": "inner work"}}
+                ]
+            },
+            {
+                "text": "still looking",
+                "tool_calls": [{"name": "bash", "input": {"command": "true"}}],
+            },
             {"tool_calls": [{"name": "bash", "input": {"command": "true"}}]},
             {"tool_calls": [{"name": "report", "input": {"text": "outer done"}}]},
         ]
@@ -97,13 +119,17 @@ def test_worker_depth_two_allows_one_nested_worker_and_a_turn_cap_is_reported(ba
     config.subagents.worker_depth = 2
     config.subagents.max_turns = 2
     stats = RunStats()
-    result = DelegateTool(base_sandbox, config, None, stats, model)(agent="worker", task="outer work")
+    result = DelegateTool(base_sandbox, config, None, stats, model)(
+        agent="worker", task="outer work"
+    )
     outer, inner = model.calls[0], model.calls[1]
     assert "delegate" in _tool_names(outer) and "delegate" not in _tool_names(inner)
     outer_delegate = next(spec for spec in outer["tools"] if spec.name == "delegate")
     assert outer_delegate.input_schema["properties"]["agent"]["enum"] == ["worker"]
     # The inner worker hit its 2-turn cap: the outer worker got that said, with its last text.
     inner_report = json.dumps(model.calls[3]["messages"][-1])
-    assert "stopped without a report (turn_limit)" in inner_report and "still looking" in inner_report
+    assert (
+        "stopped without a report (turn_limit)" in inner_report and "still looking" in inner_report
+    )
     assert result.output.startswith("Report from worker-1 (2 turns):\nouter done")
     assert stats.delegations == 2

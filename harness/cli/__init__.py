@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import logging
 import os
 import sys
@@ -22,8 +21,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the harness does")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
-        if importlib.util.find_spec(f"harness.cli.{name}") is None:  # TODO(lead): strict once all land
-            continue
         importlib.import_module(f"harness.cli.{name}").register(subparsers)
     return parser
 
