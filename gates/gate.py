@@ -61,7 +61,8 @@ class ProbeTool:
                 "{value|formula}}, sheet_names?}; docx_text / pptx_text {path, contains?, not_contains?}; "
                 "sqlite_query {path, query (SELECT), expect_rows?}; shell_command {argv (read-only "
                 "programs, no pipes), expect_exit?, expect_substring?, forbid_substring?}; dom_query "
-                "{url, selector, expect_text?, expect_count?}. Answers true, false or inconclusive; a "
+                "{url, selector, expect_text?, expect_count?}; url_match {pattern, profile_root?} (newest URL in the "
+                "browser's saved history). Answers true, false or inconclusive; a "
                 "true/false answer is binding."
             ),
             input_schema={
@@ -147,10 +148,11 @@ class FinishGate:
                 f"{self.config.gate.max_rejections}). Gaps:\n{gaps}\nFix them, verify, and call finish again.")  # fmt: skip
 
     def _round(self) -> tuple[Decision, dict]:
+        # Listed in the live sandbox (a read-only walk): a committed snapshot keeps whole-second mtimes.
+        changed = self.sandbox.call("fs.changed", since=self.started_at)
         snapshot = self.sandbox.snapshot()
         try:
             with open_sandbox(self.sandbox.config, snapshot) as view:
-                changed = view.call("fs.changed", since=self.started_at)
                 report = check_deliverables(view, self.instruction, self.initially_present, changed["paths"])
                 details = {"structural": [vars(f) for f in report.findings], "changed_paths": changed["paths"]}
                 if report.definite_gaps:

@@ -122,9 +122,25 @@ class DomQuery(ProbeSpec):
     expect_count: int | None = None
 
 
+class UrlMatch(ProbeSpec):
+    kind: Literal["url_match"]
+    pattern: str
+    profile_root: str = "/home/user/.config"
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"{pattern!r} is not a valid regular expression ({exc})") from None
+        return pattern
+
+
 PROBE_KINDS = {
     "file_exists": FileExists, "file_grep": FileGrep, "xlsx_cells": XlsxCells, "docx_text": DocText,
     "pptx_text": DocText, "sqlite_query": SqliteQuery, "shell_command": ShellCommand, "dom_query": DomQuery,
+    "url_match": UrlMatch,
 }  # fmt: skip
 
 
@@ -278,6 +294,28 @@ def _dom_query(spec: DomQuery, sandbox, scratch: Path) -> ProbeOutcome:
     return ProbeOutcome(all(checks) if checks else None, f"{count} match(es); text: {text[:1500]}")
 
 
+def _url_match(spec: UrlMatch, sandbox, scratch: Path) -> ProbeOutcome:
+    """The newest visited URL in the Chromium/Chrome profiles' History databases (persisted state,
+    not a live browser) matched against the pattern."""
+    code, found = sandbox.exec(["find", spec.profile_root, "-name", "History", "-type", "f"], timeout=20)
+    histories = [line for line in found.splitlines() if line.strip()] if code == 0 else []
+    newest: tuple[int, str] | None = None
+    for number, path in enumerate(histories):
+        local = scratch / f"history-{number}"
+        sandbox.copy_out(path, local)
+        try:
+            with sqlite3.connect(f"file:{local}?mode=ro", uri=True) as db:
+                row = db.execute("SELECT last_visit_time, url FROM urls ORDER BY last_visit_time DESC LIMIT 1").fetchone()
+        except sqlite3.Error:
+            continue
+        if row and (newest is None or row[0] > newest[0]):
+            newest = (row[0], row[1])
+    if newest is None:
+        return ProbeOutcome(None, f"no browser history under {spec.profile_root}")
+    matched = re.search(spec.pattern, newest[1]) is not None
+    return ProbeOutcome(matched, f"newest visited URL: {newest[1]}")
+
+
 DOM_QUERY_SCRIPT = """
 from playwright.sync_api import sync_playwright as _sp
 with _sp() as _p:
@@ -292,5 +330,5 @@ with _sp() as _p:
 
 _RUNNERS = {
     FileExists: _file_exists, FileGrep: _file_grep, XlsxCells: _xlsx_cells, DocText: _doc_text,
-    SqliteQuery: _sqlite_query, ShellCommand: _shell_command, DomQuery: _dom_query,
+    SqliteQuery: _sqlite_query, ShellCommand: _shell_command, DomQuery: _dom_query, UrlMatch: _url_match,
 }  # fmt: skip

@@ -16,6 +16,10 @@ from tasks.schema import Task
 ORACLE_SPEC = "script/oracle"
 SCRIPT_PATH = "/tmp/stateact-oracle.sh"
 NOTICE = "The oracle plays the tasks' reference solutions (solutions/<id>.sh), not a model."
+# The setup may have opened the task's documents in LibreOffice; the scripts edit the files on disk, so
+# the open copies are stale. Close them first, as an agent editing by code must, or the gate rightly
+# rejects the documents for the lock files beside them.
+CLOSE_OFFICE = "pkill -x soffice.bin; sleep 1; find /home/user -name '.~lock.*#' -delete; true"
 # Inspection commands that make up the finish rule's three steps when there is no script to run.
 INSPECT_ONLY = ("ls -la /home/user", "df -h /home/user", "id")
 
@@ -39,7 +43,8 @@ def _call(name: str, **params) -> dict:
 
 
 def oracle_turns(task: Task) -> list[dict]:
-    """plan, write the script, run it, list the home folder, finish (infeasible without a script)."""
+    """plan, close open documents, write the script, run it, list the home folder, finish (infeasible
+    without a script)."""
     script = solution_path(task)
     infeasible = script is None or expects_infeasible(task)
     goal = (
@@ -50,6 +55,7 @@ def oracle_turns(task: Task) -> list[dict]:
     turns = [_call("plan", items=[{"text": goal, "status": "in_progress"}])]
     if script is not None:
         turns += [
+            _call("bash", command=CLOSE_OFFICE),
             _call(
                 "str_replace_based_edit_tool",
                 command="create",

@@ -146,3 +146,19 @@ def test_malformed_probe_specs_name_the_field():
         validate_probe({"kind": "file_grep", "path": "/x", "patterns": ["("]})
     with pytest.raises(ToolError, match="field `query`"):
         validate_probe({"kind": "sqlite_query", "path": "/x.db", "query": "DELETE FROM t"})
+
+
+def test_url_match_reads_the_saved_browser_history(local_sandbox):
+    script = (
+        "import os, sqlite3; os.makedirs('/home/user/.config/chromium/Default', exist_ok=True)\n"
+        "db = sqlite3.connect('/home/user/.config/chromium/Default/History')\n"
+        "db.execute('CREATE TABLE urls (id INTEGER PRIMARY KEY, url TEXT, last_visit_time INTEGER)')\n"
+        "db.executemany('INSERT INTO urls (url, last_visit_time) VALUES (?, ?)', "
+        "[('http://127.0.0.1:8000/old', 1), ('http://127.0.0.1:8000/checkout?done=1', 2)])\n"
+        "db.commit(); db.close()"
+    )
+    local_sandbox.call("python.run", code=script)
+    hit = run_probe(validate_probe({"kind": "url_match", "pattern": r"/checkout\?done=1$"}), local_sandbox)
+    assert hit.verdict is True and "checkout" in hit.evidence
+    miss = run_probe(validate_probe({"kind": "url_match", "pattern": "/old$"}), local_sandbox)
+    assert miss.verdict is False

@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.desktop]
 SCREEN = (1600, 1000)  # 1.6 MP: scaled to 1356x847 for the model, so coordinates really get mapped
 DECLARED = (1356, 847)
 BOOK = "/home/user/book.xlsx"
+REPORT = "C3 now holds Zoë 42; saved as xlsx."
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Greeter</title></head><body>
 <h1>Greeting form</h1><p>Type a name and press the button.</p>
 <div id="secret" style="display:none">SECRET-HIDDEN-TEXT</div>
@@ -118,6 +119,14 @@ def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(
         )
         return _computer("key", text="Return")
 
+    def report_once_the_dialog_closed(system, messages, tools):
+        # A model that still sees the dialog focused presses Return again; otherwise it reports.
+        try:
+            _wait_for(lambda: "Calc" in desktop.active_window(), 10, "the dialog to close")
+        except AssertionError:
+            return _computer("key", text="Return")
+        return {"tool_calls": [{"name": "report", "input": {"text": REPORT}}]}
+
     model = ScriptedModel(
         [
             _computer("screenshot"),
@@ -126,11 +135,8 @@ def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(
             _computer("key", text="Return"),
             _computer("key", text="ctrl+s"),
             keep_format_when_asked,
-            {
-                "tool_calls": [
-                    {"name": "report", "input": {"text": "C3 now holds Zoë 42; saved as xlsx."}}
-                ]
-            },
+            report_once_the_dialog_closed,
+            {"tool_calls": [{"name": "report", "input": {"text": REPORT}}]},
         ]
     )
     stats, record = RunStats(), RunRecord(tmp_path / "run")
@@ -140,15 +146,18 @@ def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(
         facts=f"The file is {BOOK}.",
     )
     record.close()
-    assert result.output == "Report from gui-1 (7 turns):\nC3 now holds Zoë 42; saved as xlsx."
-    assert stats.gui_steps == 6 and stats.delegations == 1
+    turns = int(result.output.split("(")[1].split(" ")[0])
+    assert turns in (7, 8) and result.output.endswith(f"turns):\n{REPORT}")
+    assert stats.gui_steps == turns - 1 and stats.delegations == 1
 
     final = model.calls[-1]["messages"]
     assert not any(r["is_error"] for r in _results(final)), [
         _text(r) for r in _results(final) if r["is_error"]
     ]
     shots = _images(final)
-    assert len(shots) == 6
+    for number, shot in enumerate(shots):  # kept for diagnosis beside the test's tmp files
+        shot.save(tmp_path / f"shot-{number}.png")
+    assert len(shots) == turns - 1
     assert all(shot.format == "PNG" and shot.size == DECLARED for shot in shots)
     spec = next(s for s in model.calls[0]["tools"] if s.name == "computer")
     assert spec.native_params == {"display_width_px": DECLARED[0], "display_height_px": DECLARED[1]}
@@ -157,7 +166,11 @@ def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(
         desktop_sandbox.copy_out(BOOK, tmp_path / "book.xlsx")
         return openpyxl.load_workbook(tmp_path / "book.xlsx").active["C3"].value
 
-    assert _wait_for(lambda: saved_value() == "Zoë 42", 30, "C3 = 'Zoë 42' in the saved file")
+    try:
+        _wait_for(lambda: saved_value() == "Zoë 42", 30, "C3 = 'Zoë 42' in the saved file")
+    except AssertionError as missing:
+        state = f"C3 = {saved_value()!r}; windows: {desktop.windows()!r}; screenshots in {tmp_path}"
+        raise AssertionError(f"{missing} ({state})") from None
     events = [
         json.loads(line)
         for line in (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines()
@@ -166,7 +179,7 @@ def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(
     assert (
         delegation["specialist"] == "gui"
         and delegation["name"] == "gui-1"
-        and delegation["turns"] == 7
+        and delegation["turns"] == turns
     )
 
 

@@ -129,9 +129,9 @@ def test_the_oracle_plays_plan_script_check_finish(tmp_path):
         write_task(tmp_path, file_task("t-os-001", "hello"), "echo hello > /home/user/out.txt\n")
     )
     names = [turn["tool_calls"][0]["name"] for turn in oracle_turns(task)]
-    assert names == ["plan", "str_replace_based_edit_tool", "bash", "bash", "finish"]
+    assert names == ["plan", "bash", "str_replace_based_edit_tool", "bash", "bash", "finish"]
     assert (
-        oracle_turns(task)[1]["tool_calls"][0]["input"]["file_text"]
+        oracle_turns(task)[2]["tool_calls"][0]["input"]["file_text"]
         == "echo hello > /home/user/out.txt\n"
     )
     assert "infeasible" not in oracle_turns(task)[-1]["tool_calls"][0]["input"]

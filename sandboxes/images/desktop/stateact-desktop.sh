@@ -14,7 +14,7 @@ set -u
 DISPLAY_NUM=1
 ENV_FILE=/tmp/stateact-desktop.env
 STATE_DIR=/tmp/stateact-desktop
-WAIT_S=15
+WAIT_S=${STATEACT_DESKTOP_WAIT_S:-60}  # generous: on a loaded host openbox can take 15 s
 
 die() { echo "stateact-desktop: $*" >&2; exit 1; }
 
@@ -67,9 +67,11 @@ start() {
         DISPLAY=":$DISPLAY_NUM" spawn openbox openbox
     fi
     # Windows opened before the window manager owns the screen never get focus, so wait for it.
+    # On a loaded host openbox sometimes fails to open a display that has just answered: start it again.
     until DISPLAY=":$DISPLAY_NUM" wmctrl -m >/dev/null 2>&1; do
         [ $SECONDS -lt $deadline ] || die "openbox did not start within ${WAIT_S}s: $(tail -3 "$STATE_DIR/openbox.log")"
-        sleep 0.1
+        sleep 0.2
+        pid_alive openbox || DISPLAY=":$DISPLAY_NUM" spawn openbox openbox
     done
 
     {
