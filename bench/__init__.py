@@ -38,6 +38,10 @@ def median_time(action: Callable[[], object], runs: int, warmup: int = 1) -> flo
     return statistics.median(samples)
 
 
-def row(name: str, ours: float, runs: int, baseline: str, theirs: float | None, note: str = "") -> Row:
+def row(
+    name: str, ours: float, runs: int, baseline: str, theirs: float | None, note: str = ""
+) -> Row:
     ratio = round(theirs / ours, 3) if theirs and ours else None
-    return Row(name, round(ours, 6), runs, baseline, round(theirs, 6) if theirs else None, ratio, note)
+    return Row(
+        name, round(ours, 6), runs, baseline, round(theirs, 6) if theirs else None, ratio, note
+    )

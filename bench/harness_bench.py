@@ -20,7 +20,9 @@ class NoopTool:
     name = "noop"
 
     def spec(self) -> ToolSpec:
-        return ToolSpec("noop", "does nothing", {"type": "object", "properties": {"text": {"type": "string"}}})
+        return ToolSpec(
+            "noop", "does nothing", {"type": "object", "properties": {"text": {"type": "string"}}}
+        )
 
     def __call__(self, text: str = "") -> ToolResult:
         return ToolResult(output=text)
@@ -70,7 +72,12 @@ def _plain_loop() -> float:
         messages.append({"role": "assistant", "content": reply.content})
         call = reply.tool_uses[0]
         output = tool(**call["input"]).output if call["name"] == "noop" else ""
-        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call["id"], "content": output}]})
+        messages.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": call["id"], "content": output}],
+            }
+        )
     return (time.perf_counter() - started - model.spent) / TURNS
 
 

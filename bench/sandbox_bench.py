@@ -42,7 +42,9 @@ def rows() -> list[Row]:
         container = sandbox.container.id
 
         def docker_exec(*argv):
-            return lambda: subprocess.run(["docker", "exec", "-u", "user", container, *argv], check=True, capture_output=True)
+            return lambda: subprocess.run(
+                ["docker", "exec", "-u", "user", container, *argv], check=True, capture_output=True
+            )
 
         ours = median_time(lambda: sandbox.call("bash.run", command="true"), RUNS * 10)
         results.append(row("bash round trip (true), persistent session", ours, RUNS * 10,
@@ -75,8 +77,14 @@ def rows() -> list[Row]:
             sandbox.discard_snapshot(sandbox.snapshot())
 
         def docker_commit():
-            subprocess.run(["docker", "commit", container, "stateact-bench-commit:x"], check=True, capture_output=True)
-            subprocess.run(["docker", "rmi", "-f", "stateact-bench-commit:x"], check=True, capture_output=True)
+            subprocess.run(
+                ["docker", "commit", container, "stateact-bench-commit:x"],
+                check=True,
+                capture_output=True,
+            )
+            subprocess.run(
+                ["docker", "rmi", "-f", "stateact-bench-commit:x"], check=True, capture_output=True
+            )
 
         results.append(row("snapshot (commit + discard)", median_time(snapshot_cycle, 5), 5,
                            "docker commit + rmi (CLI)", median_time(docker_commit, 5)))  # fmt: skip

@@ -75,7 +75,9 @@ class ProbeTool:
     def __call__(self, spec: dict) -> ToolResult:
         typed = validate_probe(spec)
         outcome = run_probe(typed, self.sandbox)
-        self.log.append({"spec": typed.model_dump(), "verdict": outcome.verdict, "evidence": outcome.evidence})
+        self.log.append(
+            {"spec": typed.model_dump(), "verdict": outcome.verdict, "evidence": outcome.evidence}
+        )
         word = {True: "TRUE", False: "FALSE", None: "INCONCLUSIVE"}[outcome.verdict]
         return ToolResult(output=f"{word}\n{outcome.evidence}")
 
@@ -102,7 +104,9 @@ class VerdictTool:
             raise ToolError("field `passed` must be true or false.")
         gaps = [str(gap) for gap in (gaps or [])]
         if not passed and not gaps:
-            raise ToolError("field `gaps`: name at least one concrete gap when the task is not done.")
+            raise ToolError(
+                "field `gaps`: name at least one concrete gap when the task is not done."
+            )
         raise Finished("passed" if passed else "rejected", json.dumps(gaps))
 
 
@@ -123,7 +127,9 @@ class FinishGate:
         self.started_at = started_at
         self.outcome = outcome
         self.rounds = outcome.gate_rounds
-        self.initially_present = {p: sandbox.call("file.stat", path=p)["exists"] for p in named_paths(instruction)}
+        self.initially_present = {
+            p: sandbox.call("file.stat", path=p)["exists"] for p in named_paths(instruction)
+        }
 
     def review(self, summary: str) -> str | None:
         self.rounds += 1
@@ -137,12 +143,25 @@ class FinishGate:
         if self.record:
             self.record.write_gate_round(self.rounds, {"round": self.rounds, "passed": decision.passed,
                                                        "gaps": decision.gaps, "source": decision.source, **details})  # fmt: skip
-            self.record.append("gate_round", agent="harness", round=self.rounds, passed=decision.passed, gaps=decision.gaps)
+            self.record.append(
+                "gate_round",
+                agent="harness",
+                round=self.rounds,
+                passed=decision.passed,
+                gaps=decision.gaps,
+            )
         if decision.passed:
             return None
         if self.rounds >= self.config.gate.max_rejections:
-            raise Finished("gate_rejected", f"the finish gate rejected {self.rounds} times; last gaps: {decision.gaps}")
-        verdict = "could not confirm the task is done" if decision.passed is None else "rejected the finish"
+            raise Finished(
+                "gate_rejected",
+                f"the finish gate rejected {self.rounds} times; last gaps: {decision.gaps}",
+            )
+        verdict = (
+            "could not confirm the task is done"
+            if decision.passed is None
+            else "rejected the finish"
+        )
         gaps = "\n".join(f"- {gap}" for gap in decision.gaps)
         return (f"The independent finish gate {verdict} (round {self.rounds} of "
                 f"{self.config.gate.max_rejections}). Gaps:\n{gaps}\nFix them, verify, and call finish again.")  # fmt: skip
@@ -153,8 +172,13 @@ class FinishGate:
         snapshot = self.sandbox.snapshot()
         try:
             with open_sandbox(self.sandbox.config, snapshot) as view:
-                report = check_deliverables(view, self.instruction, self.initially_present, changed["paths"])
-                details = {"structural": [vars(f) for f in report.findings], "changed_paths": changed["paths"]}
+                report = check_deliverables(
+                    view, self.instruction, self.initially_present, changed["paths"]
+                )
+                details = {
+                    "structural": [vars(f) for f in report.findings],
+                    "changed_paths": changed["paths"],
+                }
                 if report.definite_gaps:
                     return Decision(False, report.definite_gaps, "structural"), details
                 return self._ask_model(view, report, changed, details)
@@ -166,7 +190,12 @@ class FinishGate:
 
     def _ask_model(self, view, report, changed, details) -> tuple[Decision, dict]:
         probes: list[dict] = []
-        tools = [BashTool(view, session="gate"), EditorTool(view, commands=("view",)), ProbeTool(view, probes), VerdictTool()]
+        tools = [
+            BashTool(view, session="gate"),
+            EditorTool(view, commands=("view",)),
+            ProbeTool(view, probes),
+            VerdictTool(),
+        ]
         loop = ToolLoop(self.model, tools, PROMPT, agent=f"gate-{self.rounds}",
                         config=LoopConfig(max_turns=self.config.gate.max_turns), stats=self.stats,
                         record=self.record, finish_tool="verdict")  # fmt: skip
@@ -180,7 +209,9 @@ class FinishGate:
             end = BudgetExceeded("gate_error", str(exc))
         details.update(probes=probes, transcript=loop.messages)
         if isinstance(end, BudgetExceeded):
-            return Decision(None, [f"the gate gave no verdict ({end.message})"], "no_verdict"), details
+            return Decision(
+                None, [f"the gate gave no verdict ({end.message})"], "no_verdict"
+            ), details
         model_passed, gaps = end.status == "passed", json.loads(end.message)
         failed = [f"probe {p['spec']['kind']} on {p['spec'].get('path') or p['spec'].get('argv') or p['spec'].get('url')}: {p['evidence'][:300]}"
                   for p in probes if p["verdict"] is False]  # fmt: skip

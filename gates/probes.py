@@ -86,7 +86,9 @@ class SqliteQuery(ProbeSpec):
     @field_validator("query")
     @classmethod
     def _select_only(cls, query: str) -> str:
-        if not re.match(r"\s*(select|with|pragma\s+table_info)\b", query, re.I) or ";" in query.strip().rstrip(";"):
+        if not re.match(
+            r"\s*(select|with|pragma\s+table_info)\b", query, re.I
+        ) or ";" in query.strip().rstrip(";"):
             raise ValueError("must be a single SELECT (or WITH ... SELECT) statement")
         return query
 
@@ -103,10 +105,14 @@ class ShellCommand(ProbeSpec):
     def _read_only(cls, argv: list[str]) -> list[str]:
         program = argv[0].rsplit("/", 1)[-1]
         if program not in READ_ONLY_PROGRAMS:
-            raise ValueError(f"{program!r} is not an allowed read-only program ({', '.join(sorted(READ_ONLY_PROGRAMS))})")
+            raise ValueError(
+                f"{program!r} is not an allowed read-only program ({', '.join(sorted(READ_ONLY_PROGRAMS))})"
+            )
         for arg in argv[1:]:
             if SHELL_METACHARACTERS.search(arg):
-                raise ValueError(f"argument {arg!r} has shell metacharacters; pipes, redirects and substitutions are not allowed")
+                raise ValueError(
+                    f"argument {arg!r} has shell metacharacters; pipes, redirects and substitutions are not allowed"
+                )
             if arg in FORBIDDEN_ARGS.get(program, ()):
                 raise ValueError(f"{program} {arg} can change state and is not allowed")
         if program == "sqlite3" and "-readonly" not in argv:
@@ -156,7 +162,9 @@ def validate_probe(spec: dict) -> ProbeSpec:
         raise ToolError("a probe spec must be a JSON object with a `kind`.")
     kind = spec.get("kind")
     if kind not in PROBE_KINDS:
-        raise ToolError(f"field `kind`: unknown probe kind {kind!r}; use one of {', '.join(PROBE_KINDS)}.")
+        raise ToolError(
+            f"field `kind`: unknown probe kind {kind!r}; use one of {', '.join(PROBE_KINDS)}."
+        )
     try:
         return PROBE_KINDS[kind].model_validate(spec)
     except ValidationError as exc:
@@ -182,7 +190,9 @@ def _fetch(sandbox, path: str, scratch: Path) -> Path | None:
 
 def _file_exists(spec: FileExists, sandbox, scratch: Path) -> ProbeOutcome:
     stat = sandbox.call("file.stat", path=spec.path)
-    return ProbeOutcome(stat["exists"], f"{spec.path} {'exists' if stat['exists'] else 'does not exist'}")
+    return ProbeOutcome(
+        stat["exists"], f"{spec.path} {'exists' if stat['exists'] else 'does not exist'}"
+    )
 
 
 def _file_grep(spec: FileGrep, sandbox, scratch: Path) -> ProbeOutcome:
@@ -192,7 +202,9 @@ def _file_grep(spec: FileGrep, sandbox, scratch: Path) -> ProbeOutcome:
     text = local.read_bytes().decode("utf-8", errors="replace")
     found = {pattern: bool(re.search(pattern, text, re.M)) for pattern in spec.patterns}
     verdict = all(found.values()) if spec.mode == "all" else any(found.values())
-    return ProbeOutcome(verdict, ", ".join(f"{p!r}: {'found' if hit else 'absent'}" for p, hit in found.items()))
+    return ProbeOutcome(
+        verdict, ", ".join(f"{p!r}: {'found' if hit else 'absent'}" for p, hit in found.items())
+    )
 
 
 def _xlsx_cells(spec: XlsxCells, sandbox, scratch: Path) -> ProbeOutcome:
@@ -213,8 +225,13 @@ def _xlsx_cells(spec: XlsxCells, sandbox, scratch: Path) -> ProbeOutcome:
         written = formulas[sheet][coordinate].value
         cached = values[sheet][coordinate].value
         is_formula = isinstance(written, str) and written.startswith("=")
-        reading = {"formula": written if is_formula else None, "value": cached if is_formula else written}
-        lines.append(f"{sheet}!{coordinate}: formula={reading['formula']!r} value={reading['value']!r}")
+        reading = {
+            "formula": written if is_formula else None,
+            "value": cached if is_formula else written,
+        }
+        lines.append(
+            f"{sheet}!{coordinate}: formula={reading['formula']!r} value={reading['value']!r}"
+        )
         for key, wanted in spec.expect.get(coordinate, {}).items():
             if key not in reading:
                 raise ToolError(f"field `expect.{coordinate}.{key}`: use `value` or `formula`.")
@@ -228,7 +245,11 @@ def _same(actual, wanted) -> bool:
     if isinstance(actual, int | float) and isinstance(wanted, int | float):
         return abs(actual - wanted) <= 1e-9 * max(1.0, abs(wanted))
     if isinstance(actual, str) and isinstance(wanted, str):
-        return actual.replace(" ", "").upper() == wanted.replace(" ", "").upper() if actual.startswith("=") else actual == wanted
+        return (
+            actual.replace(" ", "").upper() == wanted.replace(" ", "").upper()
+            if actual.startswith("=")
+            else actual == wanted
+        )
     return actual == wanted
 
 
@@ -241,16 +262,24 @@ def _doc_text(spec: DocText, sandbox, scratch: Path) -> ProbeOutcome:
 
         document = docx.Document(str(local))
         text = "\n".join(p.text for p in document.paragraphs)
-        text += "\n" + "\n".join(c.text for t in document.tables for row in t.rows for c in row.cells)
+        text += "\n" + "\n".join(
+            c.text for t in document.tables for row in t.rows for c in row.cells
+        )
     else:
         import pptx
 
         deck = pptx.Presentation(str(local))
-        text = "\n".join(s.text_frame.text for slide in deck.slides for s in slide.shapes if s.has_text_frame)
+        text = "\n".join(
+            s.text_frame.text for slide in deck.slides for s in slide.shapes if s.has_text_frame
+        )
     missing = [s for s in spec.contains if s not in text]
     present = [s for s in spec.not_contains if s in text]
     verdict = None if not (spec.contains or spec.not_contains) else not missing and not present
-    evidence = f"{len(text)} characters of text" + (f"; missing {missing}" if missing else "") + (f"; unwanted {present}" if present else "")
+    evidence = (
+        f"{len(text)} characters of text"
+        + (f"; missing {missing}" if missing else "")
+        + (f"; unwanted {present}" if present else "")
+    )
     return ProbeOutcome(verdict, evidence if verdict is not None else text[:3000])
 
 
@@ -297,7 +326,9 @@ def _dom_query(spec: DomQuery, sandbox, scratch: Path) -> ProbeOutcome:
 def _url_match(spec: UrlMatch, sandbox, scratch: Path) -> ProbeOutcome:
     """The newest visited URL in the Chromium/Chrome profiles' History databases (persisted state,
     not a live browser) matched against the pattern."""
-    code, found = sandbox.exec(["find", spec.profile_root, "-name", "History", "-type", "f"], timeout=20)
+    code, found = sandbox.exec(
+        ["find", spec.profile_root, "-name", "History", "-type", "f"], timeout=20
+    )
     histories = [line for line in found.splitlines() if line.strip()] if code == 0 else []
     newest: tuple[int, str] | None = None
     for number, path in enumerate(histories):
@@ -305,7 +336,9 @@ def _url_match(spec: UrlMatch, sandbox, scratch: Path) -> ProbeOutcome:
         sandbox.copy_out(path, local)
         try:
             with sqlite3.connect(f"file:{local}?mode=ro", uri=True) as db:
-                row = db.execute("SELECT last_visit_time, url FROM urls ORDER BY last_visit_time DESC LIMIT 1").fetchone()
+                row = db.execute(
+                    "SELECT last_visit_time, url FROM urls ORDER BY last_visit_time DESC LIMIT 1"
+                ).fetchone()
         except sqlite3.Error:
             continue
         if row and (newest is None or row[0] > newest[0]):

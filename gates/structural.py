@@ -17,13 +17,23 @@ from pathlib import Path, PurePosixPath
 from sandboxes.base import SANDBOX_HOME
 
 PATH_PATTERN = re.compile(r"(?:~|/home/user)(?:/[^\s\"'`,;:()<>\[\]{}|]+)+")
-OOXML_MAIN_PART = {".xlsx": "xl/workbook.xml", ".docx": "word/document.xml", ".pptx": "ppt/presentation.xml"}
+OOXML_MAIN_PART = {
+    ".xlsx": "xl/workbook.xml",
+    ".docx": "word/document.xml",
+    ".pptx": "ppt/presentation.xml",
+}
 ODF_MIMETYPES = {
     ".ods": "application/vnd.oasis.opendocument.spreadsheet",
     ".odt": "application/vnd.oasis.opendocument.text",
     ".odp": "application/vnd.oasis.opendocument.presentation",
 }
-MAGIC = {".pdf": b"%PDF", ".png": b"\x89PNG", ".jpg": b"\xff\xd8\xff", ".jpeg": b"\xff\xd8\xff", ".gif": b"GIF8"}
+MAGIC = {
+    ".pdf": b"%PDF",
+    ".png": b"\x89PNG",
+    ".jpg": b"\xff\xd8\xff",
+    ".jpeg": b"\xff\xd8\xff",
+    ".gif": b"GIF8",
+}
 CHECKED_EXTENSIONS = {*OOXML_MAIN_PART, *ODF_MIMETYPES, *MAGIC, ".csv", ".json"}
 MAX_CHECK_BYTES = 100 * 1024 * 1024
 
@@ -50,7 +60,9 @@ class StructuralReport:
     def render(self) -> str:
         if not self.findings:
             return "(no deliverable paths named in the instruction; nothing checked structurally)"
-        return "\n".join(f"- [{'ok' if f.ok else 'FAIL'}] {f.check} {f.path}: {f.detail}" for f in self.findings)
+        return "\n".join(
+            f"- [{'ok' if f.ok else 'FAIL'}] {f.check} {f.path}: {f.detail}" for f in self.findings
+        )
 
 
 def named_paths(instruction: str) -> list[str]:
@@ -77,8 +89,20 @@ def check_deliverables(
             if not stat["exists"]:
                 if not initially_present.get(path, False):
                     similar = _similar_changed(path, changed_paths)
-                    hint = f"; files changed during the run with that name or type: {', '.join(similar)}" if similar else ""
-                    report.findings.append(Finding(path, "exists", False, f"the instruction names this path but nothing is there{hint}", definite=True))
+                    hint = (
+                        f"; files changed during the run with that name or type: {', '.join(similar)}"
+                        if similar
+                        else ""
+                    )
+                    report.findings.append(
+                        Finding(
+                            path,
+                            "exists",
+                            False,
+                            f"the instruction names this path but nothing is there{hint}",
+                            definite=True,
+                        )
+                    )
                 continue
             if stat["is_dir"]:
                 report.findings.append(Finding(path, "exists", True, "a directory"))
@@ -92,11 +116,21 @@ def check_deliverables(
     return report
 
 
-def _check_file(sandbox, path: str, stat: dict, report: StructuralReport, scratch: Path, changed: set[str]) -> None:
+def _check_file(
+    sandbox, path: str, stat: dict, report: StructuralReport, scratch: Path, changed: set[str]
+) -> None:
     pure = PurePosixPath(path)
     lock = str(pure.parent / f".~lock.{pure.name}#")
     if sandbox.call("file.stat", path=lock)["exists"]:
-        report.findings.append(Finding(path, "saved", False, f"a LibreOffice lock file ({lock}) is beside it: the document is still open, possibly with unsaved changes; save and close it", definite=True))
+        report.findings.append(
+            Finding(
+                path,
+                "saved",
+                False,
+                f"a LibreOffice lock file ({lock}) is beside it: the document is still open, possibly with unsaved changes; save and close it",
+                definite=True,
+            )
+        )
     modified = "changed during the run" if path in changed else "not changed during the run"
     report.findings.append(Finding(path, "exists", True, f"{stat['size']} bytes, {modified}"))
     suffix = pure.suffix.lower()
@@ -124,12 +158,20 @@ def format_problem(local: Path, suffix: str) -> str | None:
                 if suffix in OOXML_MAIN_PART and OOXML_MAIN_PART[suffix] not in names:
                     return f"the extension says {suffix[1:]} but the package has no {OOXML_MAIN_PART[suffix]}"
                 if suffix in ODF_MIMETYPES:
-                    mimetype = archive.read("mimetype").decode(errors="replace") if "mimetype" in names else ""
+                    mimetype = (
+                        archive.read("mimetype").decode(errors="replace")
+                        if "mimetype" in names
+                        else ""
+                    )
                     if mimetype != ODF_MIMETYPES[suffix]:
                         return f"the extension says {suffix[1:]} but the mimetype is {mimetype or 'missing'}"
             return _load_office(local, suffix)
         if suffix in MAGIC:
-            return None if head.startswith(MAGIC[suffix]) else f"the extension says {suffix[1:]} but the bytes do not"
+            return (
+                None
+                if head.startswith(MAGIC[suffix])
+                else f"the extension says {suffix[1:]} but the bytes do not"
+            )
         if suffix == ".json":
             json.loads(local.read_text(encoding="utf-8"))
         elif suffix == ".csv":
@@ -171,4 +213,8 @@ def _looks_textual(local: Path) -> bool:
 
 def _similar_changed(path: str, changed: set[str]) -> list[str]:
     pure = PurePosixPath(path)
-    return sorted(c for c in changed if PurePosixPath(c).name == pure.name or PurePosixPath(c).suffix == pure.suffix)[:5]
+    return sorted(
+        c
+        for c in changed
+        if PurePosixPath(c).name == pure.name or PurePosixPath(c).suffix == pure.suffix
+    )[:5]

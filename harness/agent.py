@@ -49,7 +49,9 @@ class MainAgent:
         self.stats = stats or RunStats()
         self.context_notes = list(context_notes)
         tools = self._tools(sandbox, review, delegate_tool, list(extra_tools))
-        compactor = Compactor(model, config.compaction, self.stats) if config.compaction.enabled else None
+        compactor = (
+            Compactor(model, config.compaction, self.stats) if config.compaction.enabled else None
+        )
         self.loop = ToolLoop(
             model,
             tools,
@@ -66,7 +68,12 @@ class MainAgent:
         finish = FinishTool(self.steps_taken, review)
         if self.config.preset == "bash-only":
             return [BashTool(sandbox), finish]
-        tools: list[Tool] = [BashTool(sandbox), PythonTool(sandbox), EditorTool(sandbox), ViewImageTool(sandbox)]
+        tools: list[Tool] = [
+            BashTool(sandbox),
+            PythonTool(sandbox),
+            EditorTool(sandbox),
+            ViewImageTool(sandbox),
+        ]
         if self.config.compaction.enabled:  # `no-sustain` drops the plan with compaction
             tools.append(PlanTool(self.plan, self._plan_changed))
         if delegate_tool is not None:

@@ -76,7 +76,10 @@ class Compactor:
         summary, usage = self._summarize(messages[0], prefix)
         if self.stats is not None:
             self.stats.usage.add(usage)
-        first = {"role": "user", "content": [*_instruction_blocks(messages[0]), _summary_block(summary)]}
+        first = {
+            "role": "user",
+            "content": [*_instruction_blocks(messages[0]), _summary_block(summary)],
+        }
         loop.messages = [first, *messages[split:]]
         loop.last_prompt_tokens = estimate_tokens(loop.messages)
         self.compactions += 1
@@ -108,12 +111,18 @@ class Compactor:
         request = [{"role": "user", "content": [{"type": "text", "text": transcript}]}]
         # A model may summarize its own way (a scripted model must not spend a scripted turn on it).
         summarize = getattr(self.model, "summarize", None)
-        reply = summarize(self.summary_prompt, request) if summarize else self.model.complete(self.summary_prompt, request, [])
+        reply = (
+            summarize(self.summary_prompt, request)
+            if summarize
+            else self.model.complete(self.summary_prompt, request, [])
+        )
         return reply.text.strip() or "(the summarizer returned nothing)", reply.usage
 
 
 def _instruction_blocks(first: dict) -> list[dict]:
-    return [block for block in first["content"] if not block.get("text", "").startswith("<earlier-work")]
+    return [
+        block for block in first["content"] if not block.get("text", "").startswith("<earlier-work")
+    ]
 
 
 def _summary_block(summary: str) -> dict:
@@ -129,9 +138,13 @@ def _render_for_summary(messages: list[dict]) -> str:
             if kind == "text":
                 parts.append(f"[{message['role']}] {block['text']}")
             elif kind == "tool_use":
-                parts.append(f"[tool call {block.get('name')}] {json.dumps(block.get('input'))[:TOOL_TEXT_CHARS]}")
+                parts.append(
+                    f"[tool call {block.get('name')}] {json.dumps(block.get('input'))[:TOOL_TEXT_CHARS]}"
+                )
             elif kind == "tool_result":
-                texts = [b.get("text", "") for b in block.get("content", []) if b.get("type") == "text"]
+                texts = [
+                    b.get("text", "") for b in block.get("content", []) if b.get("type") == "text"
+                ]
                 text = "\n".join(texts)
                 if len(text) > TOOL_TEXT_CHARS:
                     half = TOOL_TEXT_CHARS // 2

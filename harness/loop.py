@@ -125,7 +125,9 @@ class ToolLoop:
         results, ended, failed_toolsets = [], None, set()
         for block in reply.tool_uses:
             if ended is not None:
-                results.append(_result_block(block, ToolResult(error="Not run: the task already ended.")))
+                results.append(
+                    _result_block(block, ToolResult(error="Not run: the task already ended."))
+                )
                 continue
             toolset = block.get(TOOLSET_KEY)
             if toolset and toolset in failed_toolsets:
@@ -138,7 +140,9 @@ class ToolLoop:
                 if toolset and result.error is not None:
                     failed_toolsets.add(toolset)
             except Finished as finished:
-                results.append(_result_block(block, ToolResult(output=finished.message or finished.status)))
+                results.append(
+                    _result_block(block, ToolResult(output=finished.message or finished.status))
+                )
                 ended = finished
         self._append_user(results)
         if ended is not None:
@@ -151,10 +155,14 @@ class ToolLoop:
         self.tool_counts[str(name)] += 1
         tool = self.tools.get(name)
         if tool is None:
-            return ToolResult(error=f"Unknown tool {name!r}; the tools are: {', '.join(self.tools)}.")
+            return ToolResult(
+                error=f"Unknown tool {name!r}; the tools are: {', '.join(self.tools)}."
+            )
         if not isinstance(params, dict) or "__invalid_arguments__" in params:
             raw = params.get("__invalid_arguments__") if isinstance(params, dict) else params
-            return ToolResult(error=f"The arguments for {name} were not a JSON object: {str(raw)[:300]}")
+            return ToolResult(
+                error=f"The arguments for {name} were not a JSON object: {str(raw)[:300]}"
+            )
         try:
             inspect.signature(tool.__call__).bind(**params)
         except TypeError as exc:
@@ -183,11 +191,17 @@ class ToolLoop:
     def _check_budgets(self) -> None:
         config = self.config
         if self.turns >= config.max_turns:
-            raise BudgetExceeded("turn_limit", f"{self.agent} reached its {config.max_turns}-turn limit")
+            raise BudgetExceeded(
+                "turn_limit", f"{self.agent} reached its {config.max_turns}-turn limit"
+            )
         if config.max_cost_usd is not None and self.stats.usage.cost_usd >= config.max_cost_usd:
-            raise BudgetExceeded("cost_limit", f"the run reached its ${config.max_cost_usd} cost limit")
+            raise BudgetExceeded(
+                "cost_limit", f"the run reached its ${config.max_cost_usd} cost limit"
+            )
         if config.max_wall_s is not None and self.stats.elapsed_s >= config.max_wall_s:
-            raise BudgetExceeded("time_limit", f"the run reached its {config.max_wall_s:.0f} s time limit")
+            raise BudgetExceeded(
+                "time_limit", f"the run reached its {config.max_wall_s:.0f} s time limit"
+            )
 
     def _record(self, event: str, **data) -> None:
         if self.record:
@@ -202,5 +216,7 @@ def _result_block(tool_use: dict, result: ToolResult) -> dict:
         "is_error": result.error is not None,
     }
     if tool_use.get(TOOLSET_KEY):
-        block[TOOLSET_KEY] = tool_use[TOOLSET_KEY]  # toolset members' results must echo their toolset
+        block[TOOLSET_KEY] = tool_use[
+            TOOLSET_KEY
+        ]  # toolset members' results must echo their toolset
     return block

@@ -1,10 +1,10 @@
 """Run directories: everything a run did, written as it happens so a killed run stays readable.
 
-    config.json        what was asked for (model, limits, task)
-    trajectory.jsonl   one event per line, appended and flushed after every model turn and tool result
-    images/            PNGs from tool results, referenced from the trajectory as {"type": "image", "file": ...}
-    gate/round-N.json  each finish-gate round
-    result.json        the outcome, written atomically at the end
+config.json        what was asked for (model, limits, task)
+trajectory.jsonl   one event per line, appended and flushed after every model turn and tool result
+images/            PNGs from tool results, referenced from the trajectory as {"type": "image", "file": ...}
+gate/round-N.json  each finish-gate round
+result.json        the outcome, written atomically at the end
 """
 
 from __future__ import annotations
@@ -100,7 +100,10 @@ def internalize_images(run_dir: Path, value):
     if isinstance(value, dict):
         if value.get("type") == "image" and "file" in value:
             data = base64.b64encode((Path(run_dir) / value["file"]).read_bytes()).decode("ascii")
-            return {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
+            return {
+                "type": "image",
+                "source": {"type": "base64", "media_type": "image/png", "data": data},
+            }
         return {key: internalize_images(run_dir, item) for key, item in value.items()}
     if isinstance(value, list):
         return [internalize_images(run_dir, item) for item in value]

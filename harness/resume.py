@@ -19,13 +19,17 @@ REPLAYED_TOOLS = {"bash", "python", "str_replace_based_edit_tool"}
 READ_ONLY_EDITOR_COMMANDS = {"view"}
 
 
-def restore_main_agent(agent, record: RunRecord, sandbox, since_event_index: int | None = None) -> None:
+def restore_main_agent(
+    agent, record: RunRecord, sandbox, since_event_index: int | None = None
+) -> None:
     """Put `agent` (freshly built) and `sandbox` (freshly set up) back where the recorded run was.
 
     With `since_event_index` (the trajectory position of a milestone whose snapshot `sandbox` started
     from), only the tool calls recorded after that position are replayed; the history is restored whole.
     """
-    indexed = [(n, event) for n, event in enumerate(load_events(record.dir)) if event["event"] != "end"]
+    indexed = [
+        (n, event) for n, event in enumerate(load_events(record.dir)) if event["event"] != "end"
+    ]
     since = -1 if since_event_index is None else since_event_index
     loop, stats = agent.loop, agent.stats
     messages: list[dict] = []
@@ -43,7 +47,12 @@ def restore_main_agent(agent, record: RunRecord, sandbox, since_event_index: int
             if who == "main":
                 stats.main_turns += 1
                 loop.turns += 1
-                messages.append({"role": "assistant", "content": internalize_images(record.dir, event["content"])})
+                messages.append(
+                    {
+                        "role": "assistant",
+                        "content": internalize_images(record.dir, event["content"]),
+                    }
+                )
                 for use in uses:
                     loop.tool_counts[use.get("name", "")] += 1
                 pending_results["main"] = uses
@@ -52,16 +61,28 @@ def restore_main_agent(agent, record: RunRecord, sandbox, since_event_index: int
                 stats.delegations += 1
             continue
         elif kind == "task":
-            messages = [{"role": "user", "content": internalize_images(record.dir, event["content"])}]
+            messages = [
+                {"role": "user", "content": internalize_images(record.dir, event["content"])}
+            ]
         elif kind == "tool_results":
-            messages.append({"role": "user", "content": internalize_images(record.dir, event["content"])})
+            messages.append(
+                {"role": "user", "content": internalize_images(record.dir, event["content"])}
+            )
             pending_results.pop("main", None)
         elif kind == "compaction":
             kept = event["kept_messages"]
             first = messages[0]
-            instruction = [b for b in first["content"] if not b.get("text", "").startswith("<earlier-work")]
-            summary = {"type": "text", "text": f"<earlier-work-summary>\n{event['summary']}\n</earlier-work-summary>"}
-            messages = [{"role": "user", "content": [*instruction, summary]}, *messages[len(messages) - kept :]]
+            instruction = [
+                b for b in first["content"] if not b.get("text", "").startswith("<earlier-work")
+            ]
+            summary = {
+                "type": "text",
+                "text": f"<earlier-work-summary>\n{event['summary']}\n</earlier-work-summary>",
+            }
+            messages = [
+                {"role": "user", "content": [*instruction, summary]},
+                *messages[len(messages) - kept :],
+            ]
             stats.usage.add(Usage(**event.get("usage", {})))
         elif kind == "plan":
             agent.plan.items = event["items"]
@@ -88,11 +109,16 @@ def _replay_calls(loop, uses: list[dict]) -> int:
         name, params = use.get("name"), use.get("input") or {}
         if name not in REPLAYED_TOOLS or name not in loop.tools:
             continue
-        if name == "str_replace_based_edit_tool" and params.get("command") in READ_ONLY_EDITOR_COMMANDS:
+        if (
+            name == "str_replace_based_edit_tool"
+            and params.get("command") in READ_ONLY_EDITOR_COMMANDS
+        ):
             continue
         try:
             loop.tools[name](**params)
-        except Exception as exc:  # the original call may have failed too; its effect is what matters
+        except (
+            Exception
+        ) as exc:  # the original call may have failed too; its effect is what matters
             log.info("replayed %s failed again: %s", name, exc)
         count += 1
     return count

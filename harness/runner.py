@@ -51,12 +51,16 @@ def run_task(
     config = config.with_preset()
     record = RunRecord(out_dir)
     stats = RunStats(on_turn=on_turn)
-    record.write_config({"task_id": task.id, "task_path": str(task.base_dir), **config.model_dump(mode="json")})
+    record.write_config(
+        {"task_id": task.id, "task_path": str(task.base_dir), **config.model_dump(mode="json")}
+    )
     outcome = TaskOutcome(task.id, control=config.control, preset=config.preset)
     sandbox = None
     try:
         model = model or make_model(config.model, config.model_options)
-        milestone = last_milestone(out_dir) if resume else None  # resume from the newest verified state
+        milestone = (
+            last_milestone(out_dir) if resume else None
+        )  # resume from the newest verified state
         sandbox = open_sandbox(config.sandbox, snapshot_of(milestone))
         outcome.status = "setup"
         from tasks.setup import run_setup
@@ -64,9 +68,29 @@ def run_task(
         if milestone is None:
             run_setup(task.config, sandbox, task, _cache_dir(config))
         started_at = milestone["started_at"] if milestone else time.time()
-        record.append("setup_done", agent="harness", started_at=started_at, milestone=milestone and milestone["number"])
-        end = _run_agent(task, model, gate_model, sandbox, config, record, stats, started_at, resume, outcome, milestone)
-        outcome.status, outcome.final_action = end.status, ("FAIL" if end.status == "infeasible" else None)
+        record.append(
+            "setup_done",
+            agent="harness",
+            started_at=started_at,
+            milestone=milestone and milestone["number"],
+        )
+        end = _run_agent(
+            task,
+            model,
+            gate_model,
+            sandbox,
+            config,
+            record,
+            stats,
+            started_at,
+            resume,
+            outcome,
+            milestone,
+        )
+        outcome.status, outcome.final_action = (
+            end.status,
+            ("FAIL" if end.status == "infeasible" else None),
+        )
         _score(task, sandbox, config, outcome)
         if after_run is not None:
             after_run(sandbox)
@@ -86,26 +110,63 @@ def run_task(
     return result
 
 
-def _run_agent(task, model, gate_model, sandbox, config, record, stats, started_at, resume, outcome, milestone=None):
+def _run_agent(
+    task,
+    model,
+    gate_model,
+    sandbox,
+    config,
+    record,
+    stats,
+    started_at,
+    resume,
+    outcome,
+    milestone=None,
+):
     from gates import build_review
 
     from .control import StateActHooks, run_control
 
     if config.control != "stateact":
-        return run_control(task, model, gate_model, sandbox, config, record, stats, started_at, resume, outcome, milestone)
+        return run_control(
+            task,
+            model,
+            gate_model,
+            sandbox,
+            config,
+            record,
+            stats,
+            started_at,
+            resume,
+            outcome,
+            milestone,
+        )
     hooks = StateActHooks(task, model, sandbox, config, record, stats, started_at, resume)
     review = build_review(
-        task.instruction, sandbox, config, record, stats, started_at, outcome, model, gate_model, hooks.on_decision
+        task.instruction,
+        sandbox,
+        config,
+        record,
+        stats,
+        started_at,
+        outcome,
+        model,
+        gate_model,
+        hooks.on_decision,
     )
     from subagents import DelegateTool, main_agent_extra_tools
 
-    delegate = DelegateTool(sandbox, config, record, stats, model) if config.subagents.enabled else None
+    delegate = (
+        DelegateTool(sandbox, config, record, stats, model) if config.subagents.enabled else None
+    )
     agent = MainAgent(model, sandbox, config, record=record, stats=stats, review=review,
                       delegate_tool=hooks.wrap_delegate(delegate), context_notes=hooks.context_notes,
                       extra_tools=main_agent_extra_tools(sandbox, config, model, stats))  # fmt: skip
     outcome.status = "running"
     if resume:
-        restore_main_agent(agent, record, sandbox, since_event_index=milestone and milestone["event_index"])
+        restore_main_agent(
+            agent, record, sandbox, since_event_index=milestone and milestone["event_index"]
+        )
     hooks.attach(agent)
     return agent.run(task.instruction)
 
@@ -172,7 +233,9 @@ class TaskOutcome:
         usage = stats.usage
         return {
             "task_id": self.task_id,
-            "score": self.score if self.score is not None else (None if self.error is None else 0.0),
+            "score": self.score
+            if self.score is not None
+            else (None if self.error is None else 0.0),
             "success": self.score == 1.0 if self.score is not None else False,
             "status": self.status,
             "error": self.error,

@@ -33,4 +33,6 @@ def open_sandbox(config: SandboxConfig | None = None, snapshot: Snapshot | None 
         from .local_backend import LocalSandbox
 
         return LocalSandbox(config, snapshot)
-    raise SandboxError(f"unknown sandbox backend {backend!r}; choose one of: {', '.join(BACKENDS)}.")
+    raise SandboxError(
+        f"unknown sandbox backend {backend!r}; choose one of: {', '.join(BACKENDS)}."
+    )

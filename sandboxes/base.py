@@ -68,7 +68,9 @@ class Sandbox(Protocol):
         """Call a toolbox method and return its result; raises `ToolError` for its errors."""
         ...
 
-    def exec(self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER) -> tuple[int, str]:
+    def exec(
+        self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER
+    ) -> tuple[int, str]:
         """Run one command outside the persistent sessions; returns (exit code, combined output)."""
         ...
 

@@ -80,7 +80,9 @@ class PipeChannel:
                         err_fd = None
                     continue
                 if not chunk:
-                    raise SandboxError("the sandbox's toolbox exited" + _stderr_note(self.stderr_tail))
+                    raise SandboxError(
+                        "the sandbox's toolbox exited" + _stderr_note(self.stderr_tail)
+                    )
                 self._stdout.feed(chunk)
 
     def close(self) -> None:

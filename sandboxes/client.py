@@ -60,7 +60,9 @@ class ToolboxClient:
                 try:
                     line = self.channel.read_line(wait)
                 except TimeoutError:
-                    self._broken = f"the toolbox in sandbox {self.sandbox_id} stopped answering ({method})."
+                    self._broken = (
+                        f"the toolbox in sandbox {self.sandbox_id} stopped answering ({method})."
+                    )
                     raise SandboxError(self._broken) from None
                 except SandboxError as exc:
                     self._broken = str(exc)

@@ -52,7 +52,9 @@ def docker_client():
         client = docker.from_env(timeout=120)
         client.ping()
     except DockerException:
-        raise SandboxError(f"the Docker engine is not running or not reachable; {ENGINE_HINT}.") from None
+        raise SandboxError(
+            f"the Docker engine is not running or not reachable; {ENGINE_HINT}."
+        ) from None
     _clients.client = client
     return client
 
@@ -83,7 +85,9 @@ def reap_orphans(client) -> list[str]:
 
     removed = []
     # Other StateAct processes start and remove sandboxes meanwhile: vanished objects are fine.
-    for container in client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True):
+    for container in client.containers.list(
+        all=True, filters={"label": LABEL}, ignore_removed=True
+    ):
         if owner_is_gone(container.labels.get(OWNER_LABEL, "")):
             try:
                 container.remove(force=True)
@@ -109,7 +113,11 @@ def _toolbox_tar() -> bytes:
         for path in sorted(TOOLBOX_DIR.rglob("*.py")):
             if "__pycache__" in path.parts:
                 continue
-            tar.add(path, arcname=f"stateact/toolbox/{path.relative_to(TOOLBOX_DIR)}", filter=_root_owned)
+            tar.add(
+                path,
+                arcname=f"stateact/toolbox/{path.relative_to(TOOLBOX_DIR)}",
+                filter=_root_owned,
+            )
     return buffer.getvalue()
 
 
@@ -195,15 +203,29 @@ class DockerSandbox(ToolboxSandboxMixin):
         client.wait_ready(self.config.start_timeout_s)
         return client
 
-    def exec(self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER) -> tuple[int, str]:
+    def exec(
+        self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER
+    ) -> tuple[int, str]:
         # The engine's exec has no timeout of its own; coreutils' timeout bounds it inside.
         wrapped = ["timeout", "-k", "5", str(max(1, int(timeout))), *argv]
-        result = self.container.exec_run(wrapped, user=user, workdir=SANDBOX_HOME, environment=self.env)
+        result = self.container.exec_run(
+            wrapped, user=user, workdir=SANDBOX_HOME, environment=self.env
+        )
         return result.exit_code, result.output.decode(errors="replace")
 
     def interactive_argv(self) -> list[str]:
         """A command line that opens an interactive shell in this sandbox (needs the docker CLI)."""
-        return ["docker", "exec", "-it", "-u", SANDBOX_USER, "-w", SANDBOX_HOME, self.container.id, "bash"]
+        return [
+            "docker",
+            "exec",
+            "-it",
+            "-u",
+            SANDBOX_USER,
+            "-w",
+            SANDBOX_HOME,
+            self.container.id,
+            "bash",
+        ]
 
     def copy_in(self, host_path: Path, sandbox_path: str) -> None:
         host_path = Path(host_path)

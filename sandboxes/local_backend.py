@@ -133,7 +133,9 @@ class LocalSandbox(ToolboxSandboxMixin):
         limit = self.config.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    def exec(self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER) -> tuple[int, str]:
+    def exec(
+        self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER
+    ) -> tuple[int, str]:
         result = self.call("proc.run", argv=argv, timeout=timeout)
         return result["exit_code"], result["output"]
 

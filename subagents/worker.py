@@ -14,10 +14,13 @@ def worker_session(depth: int) -> str:
 def worker_tools(sandbox, depth: int, plan: Plan) -> list[Tool]:
     """bash (own session, restarted fresh), python, the editor, view_image and its own plan."""
     session = worker_session(depth)
-    sandbox.call("bash.restart", session=session)  # a fresh context gets a fresh shell too
+    sandbox.call(
+        "bash.restart", session=session
+    )  # a fresh context gets a fresh shell and interpreter
+    sandbox.call("python.restart", session=session)
     return [
         BashTool(sandbox, session=session),
-        PythonTool(sandbox),
+        PythonTool(sandbox, session=session),
         EditorTool(sandbox),
         ViewImageTool(sandbox),
         PlanTool(plan),

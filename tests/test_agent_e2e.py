@@ -36,7 +36,12 @@ def make_task(folder: Path) -> Path:
     task = {
         "id": "sum-formula",
         "instruction": "In /home/user/data.xlsx, put a formula in B1 that sums A1:A3, and save the file.",
-        "config": [{"type": "download", "parameters": {"files": [{"url": "data.xlsx", "path": "/home/user/data.xlsx"}]}}],
+        "config": [
+            {
+                "type": "download",
+                "parameters": {"files": [{"url": "data.xlsx", "path": "/home/user/data.xlsx"}]},
+            }
+        ],
         "evaluator": {
             "func": "check_include_exclude",
             "result": {"type": "vm_command_line", "command": READ_BACK, "shell": True},
@@ -49,7 +54,9 @@ def make_task(folder: Path) -> Path:
 
 
 def stateact(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))
+    }
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", *args],
         capture_output=True,
@@ -69,13 +76,33 @@ def agent_script(usage: dict) -> list:
         {"status": 529, "message": "Overloaded"},
         {"status": 429, "headers": {"retry-after": "1"}, "message": "slow down"},
         {**calls(("finish", {"summary": "done already"})), "usage": usage},
-        {**calls(("plan", {"items": [{"text": "write B1 formula", "status": "in_progress"}]})), "usage": usage},
+        {
+            **calls(("plan", {"items": [{"text": "write B1 formula", "status": "in_progress"}]})),
+            "usage": usage,
+        },
         {**calls(("python", {"code": EDIT_CODE})), "usage": usage},
         {**calls(("bash", {"command": READ_BACK})), "usage": usage},
-        {**calls(("str_replace_based_edit_tool", {"command": "view", "path": "/home/user"})), "usage": usage},
+        {
+            **calls(("str_replace_based_edit_tool", {"command": "view", "path": "/home/user"})),
+            "usage": usage,
+        },
         {**calls(("finish", {"summary": "B1 sums A1:A3"})), "usage": usage},
         # The gate's turns: a typed probe, then the verdict.
-        {**calls(("probe", {"spec": {"kind": "xlsx_cells", "path": "/home/user/data.xlsx", "expect": {"B1": {"formula": "=SUM(A1:A3)"}}}})), "usage": usage},
+        {
+            **calls(
+                (
+                    "probe",
+                    {
+                        "spec": {
+                            "kind": "xlsx_cells",
+                            "path": "/home/user/data.xlsx",
+                            "expect": {"B1": {"formula": "=SUM(A1:A3)"}},
+                        }
+                    },
+                )
+            ),
+            "usage": usage,
+        },
         {**calls(("verdict", {"passed": True, "gaps": []})), "usage": usage},
     ]
 
@@ -86,14 +113,23 @@ def tool_result_texts(request: dict) -> list[str]:
         for block in message["content"] if isinstance(message["content"], list) else []:
             if block.get("type") == "tool_result":
                 content = block.get("content")
-                texts += [c.get("text", "") for c in content] if isinstance(content, list) else [str(content)]
+                texts += (
+                    [c.get("text", "") for c in content]
+                    if isinstance(content, list)
+                    else [str(content)]
+                )
     return texts
 
 
 def test_anthropic_run_against_a_fake_messages_api(tmp_path):
     require_image("base")
     task = make_task(tmp_path)
-    usage = {"input_tokens": 1000, "output_tokens": 100, "cache_read_input_tokens": 2000, "cache_creation_input_tokens": 500}
+    usage = {
+        "input_tokens": 1000,
+        "output_tokens": 100,
+        "cache_read_input_tokens": 2000,
+        "cache_creation_input_tokens": 500,
+    }
     with FakeAnthropicServer(agent_script(usage)) as server:
         env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key"}
         done = stateact("run", str(task), "--model", "anthropic/claude-sonnet-4-5", "--image", "base",
@@ -128,7 +164,11 @@ def test_openai_compatible_run_with_malformed_and_unknown_calls(tmp_path):
         {"tool_calls": [{"name": "python", "arguments": json.dumps({"code": EDIT_CODE})}]},
         {"tool_calls": [{"name": "bash", "arguments": json.dumps({"command": READ_BACK})}]},
         {"tool_calls": [{"name": "finish", "arguments": json.dumps({"summary": "done"})}]},
-        {"tool_calls": [{"name": "verdict", "arguments": json.dumps({"passed": True, "gaps": []})}]},
+        {
+            "tool_calls": [
+                {"name": "verdict", "arguments": json.dumps({"passed": True, "gaps": []})}
+            ]
+        },
     ]
     with FakeOpenAIServer(script) as server:
         done = stateact("run", str(task), "--model", "openai/qwen3-9b", "--base-url", server.base_url,

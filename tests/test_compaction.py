@@ -15,7 +15,12 @@ def script() -> list:
     turns = [{"tool_calls": [{"name": "plan", "input": {"items": [
         {"text": "count to a thousand, in pieces", "status": "in_progress"}]}}]}]  # fmt: skip
     for step in range(1, TURNS):
-        turns.append({"text": f"step {step}", "tool_calls": [{"name": "bash", "input": {"command": f"seq {step} {step + 250}"}}]})
+        turns.append(
+            {
+                "text": f"step {step}",
+                "tool_calls": [{"name": "bash", "input": {"command": f"seq {step} {step + 250}"}}],
+            }
+        )
     return turns
 
 
@@ -41,4 +46,6 @@ def test_compaction_keeps_requests_bounded_and_growth_linear(local_sandbox, tmp_
     assert second_half < 1.3 * first_half  # linear: each half costs about the same
     without_compaction = sum(sizes[0] + (sizes[5] - sizes[4]) * n for n in range(TURNS))
     assert sum(sizes) < without_compaction / 5  # quadratic growth would cost far more
-    print(f"max request {max(sizes)} tokens, total {sum(sizes)} vs ~{without_compaction} uncompacted")
+    print(
+        f"max request {max(sizes)} tokens, total {sum(sizes)} vs ~{without_compaction} uncompacted"
+    )

@@ -21,11 +21,17 @@ SECRET = "SECRET-NARRATIVE-42"
 
 
 def bash(command: str) -> dict:
-    return {"text": f"{SECRET}: running {command[:20]}", "tool_calls": [{"name": "bash", "input": {"command": command}}]}
+    return {
+        "text": f"{SECRET}: running {command[:20]}",
+        "tool_calls": [{"name": "bash", "input": {"command": command}}],
+    }
 
 
 def finish() -> dict:
-    return {"text": f"{SECRET} all done", "tool_calls": [{"name": "finish", "input": {"summary": f"{SECRET} claims success"}}]}
+    return {
+        "text": f"{SECRET} all done",
+        "tool_calls": [{"name": "finish", "input": {"summary": f"{SECRET} claims success"}}],
+    }
 
 
 def verdict(passed: bool, gaps=()) -> dict:
@@ -37,12 +43,16 @@ def task(tmp_path: Path, instruction: str, evaluator: dict | None = None) -> Tas
                                 "evaluator": evaluator or {}, "base_dir": tmp_path})  # fmt: skip
 
 
-def run(tmp_path: Path, the_task: Task, agent_turns: list, gate_turns: list) -> tuple[dict, ScriptedModel]:
+def run(
+    tmp_path: Path, the_task: Task, agent_turns: list, gate_turns: list
+) -> tuple[dict, ScriptedModel]:
     require_image("base")
     config = RunConfig(model="script/test")
     config.sandbox.image = "base"
     gate_model = ScriptedModel(gate_turns)
-    result = run_task(the_task, config, tmp_path / "run", model=ScriptedModel(agent_turns), gate_model=gate_model)
+    result = run_task(
+        the_task, config, tmp_path / "run", model=ScriptedModel(agent_turns), gate_model=gate_model
+    )
     return result, gate_model
 
 
@@ -53,7 +63,9 @@ def gate_round(tmp_path: Path, number: int) -> dict:
 @pytest.mark.docker
 @pytest.mark.slow
 def test_wrong_path_is_rejected_structurally_then_fixed(tmp_path):
-    the_task = task(tmp_path, "Create /home/user/reports/summary.csv with the single line `name,total`.")
+    the_task = task(
+        tmp_path, "Create /home/user/reports/summary.csv with the single line `name,total`."
+    )
     agent = [
         bash("echo 'name,total' > /home/user/summary.csv"),
         bash("cat /home/user/summary.csv"),
@@ -66,7 +78,10 @@ def test_wrong_path_is_rejected_structurally_then_fixed(tmp_path):
     assert result["status"] == "completed" and result["gate_rounds"] == 2 and result["gate_passed"]
     first = gate_round(tmp_path, 1)
     assert first["source"] == "structural" and not first["passed"]
-    assert "/home/user/reports/summary.csv" in first["gaps"][0] and "/home/user/summary.csv" in first["gaps"][0]
+    assert (
+        "/home/user/reports/summary.csv" in first["gaps"][0]
+        and "/home/user/summary.csv" in first["gaps"][0]
+    )
     assert len(gate_model.calls) == 1  # the structural rejection needed no model call
     for call in gate_model.calls:  # narration-blind: nothing the agent said reaches the gate
         assert SECRET not in json.dumps(call, default=str)
@@ -78,9 +93,21 @@ def test_wrong_path_is_rejected_structurally_then_fixed(tmp_path):
 def test_unsaved_document_is_rejected_and_three_rejections_end_the_run(tmp_path):
     the_task = task(tmp_path, "Write 'hello' into /home/user/notes.docx.")
     create = "python3 -c \"import docx; d = docx.Document(); d.add_paragraph('hello'); d.save('/home/user/notes.docx')\""
-    agent = [bash(create), bash("touch '/home/user/.~lock.notes.docx#'"), bash("ls -a"), finish(), finish(), finish(), finish()]
+    agent = [
+        bash(create),
+        bash("touch '/home/user/.~lock.notes.docx#'"),
+        bash("ls -a"),
+        finish(),
+        finish(),
+        finish(),
+        finish(),
+    ]
     result, _ = run(tmp_path, the_task, agent, [])
-    assert result["status"] == "gate_rejected" and result["gate_rounds"] == 3 and result["gate_passed"] is False
+    assert (
+        result["status"] == "gate_rejected"
+        and result["gate_rounds"] == 3
+        and result["gate_passed"] is False
+    )
     for number in (1, 2, 3):
         assert any("lock file" in gap for gap in gate_round(tmp_path, number)["gaps"])
 
@@ -92,19 +119,50 @@ def test_gate_cannot_change_the_state_it_judges(tmp_path):
     digest = hashlib.sha256(content.encode()).hexdigest()
     evaluator = {
         "func": "check_include_exclude",
-        "result": {"type": "vm_command_line", "command": "sha256sum /home/user/result.txt", "shell": True},
+        "result": {
+            "type": "vm_command_line",
+            "command": "sha256sum /home/user/result.txt",
+            "shell": True,
+        },
         "expected": {"type": "rule", "rules": {"include": [digest], "exclude": []}},
     }
     the_task = task(tmp_path, "Write 'important result' into /home/user/result.txt.", evaluator)
-    agent = [bash("echo 'important result' > /home/user/result.txt"), bash("cat result.txt"), bash("ls"), finish()]
+    agent = [
+        bash("echo 'important result' > /home/user/result.txt"),
+        bash("cat result.txt"),
+        bash("ls"),
+        finish(),
+    ]
     gate = [
-        {"tool_calls": [{"name": "bash", "input": {"command": "rm /home/user/result.txt; echo x > /home/user/result2.txt"}}]},
-        {"tool_calls": [{"name": "str_replace_based_edit_tool", "input": {"command": "create", "path": "/home/user/result.txt", "file_text": "forged"}}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "bash",
+                    "input": {
+                        "command": "rm /home/user/result.txt; echo x > /home/user/result2.txt"
+                    },
+                }
+            ]
+        },
+        {
+            "tool_calls": [
+                {
+                    "name": "str_replace_based_edit_tool",
+                    "input": {
+                        "command": "create",
+                        "path": "/home/user/result.txt",
+                        "file_text": "forged",
+                    },
+                }
+            ]
+        },
         {"tool_calls": [{"name": "probe", "input": {"spec": {"kind": "xlsx_cells"}}}]},
         verdict(True),
     ]
     result, gate_model = run(tmp_path, the_task, agent, gate)
-    assert result["status"] == "completed" and result["score"] == 1.0  # the real file is byte-identical
+    assert (
+        result["status"] == "completed" and result["score"] == 1.0
+    )  # the real file is byte-identical
     transcript = json.dumps(gate_round(tmp_path, 1)["transcript"])
     assert "is not available here" in transcript  # editor mutations are not offered to the gate
     assert "field `path`" in transcript  # a malformed probe is a tool error naming the field
@@ -118,8 +176,12 @@ def test_xlsx_cells_probe_reads_formula_text(local_sandbox):
                            "expect": {"B1": {"formula": "=SUM(A1:A2)"}}})  # fmt: skip
     outcome = run_probe(spec, local_sandbox)
     assert outcome.verdict is True and "formula='=SUM(A1:A2)'" in outcome.evidence
-    wrong = validate_probe({"kind": "xlsx_cells", "path": "/home/user/book.xlsx", "expect": {"B1": {"value": 5}}})
-    assert run_probe(wrong, local_sandbox).verdict is False  # no cached value: a formula is not its value
+    wrong = validate_probe(
+        {"kind": "xlsx_cells", "path": "/home/user/book.xlsx", "expect": {"B1": {"value": 5}}}
+    )
+    assert (
+        run_probe(wrong, local_sandbox).verdict is False
+    )  # no cached value: a formula is not its value
     missing = validate_probe({"kind": "file_exists", "path": "/home/user/nothing.xlsx"})
     assert run_probe(missing, local_sandbox).verdict is False
 
@@ -158,7 +220,9 @@ def test_url_match_reads_the_saved_browser_history(local_sandbox):
         "db.commit(); db.close()"
     )
     local_sandbox.call("python.run", code=script)
-    hit = run_probe(validate_probe({"kind": "url_match", "pattern": r"/checkout\?done=1$"}), local_sandbox)
+    hit = run_probe(
+        validate_probe({"kind": "url_match", "pattern": r"/checkout\?done=1$"}), local_sandbox
+    )
     assert hit.verdict is True and "checkout" in hit.evidence
     miss = run_probe(validate_probe({"kind": "url_match", "pattern": "/old$"}), local_sandbox)
     assert miss.verdict is False

@@ -47,7 +47,9 @@ def test_kill_then_resume_finishes_the_task(tmp_path):
     first.wait()
     assert not (run_dir / "result.json").exists()
 
-    second = subprocess.run([*command, "--resume"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    second = subprocess.run(
+        [*command, "--resume"], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
     assert second.returncode == 0, second.stderr
     result = json.loads((run_dir / "result.json").read_text())
     assert result["status"] == "completed" and result["score"] == 1.0

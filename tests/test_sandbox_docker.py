@@ -19,7 +19,9 @@ from .conftest import REPO, require_image
 pytestmark = pytest.mark.docker
 
 
-def stateact(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def stateact(
+    *args: str, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", *args],
         capture_output=True,
@@ -122,8 +124,24 @@ def test_snapshot_is_independent(base_sandbox):
     [
         ({"command": "view", "path": "relative.txt"}, "absolute"),
         ({"command": "view", "path": "/home/user/nope.txt"}, "does not exist"),
-        ({"command": "str_replace", "path": "/home/user/edit.txt", "old_str": "zzz", "new_str": "y"}, "did not appear"),
-        ({"command": "str_replace", "path": "/home/user/edit.txt", "old_str": "same", "new_str": "y"}, "lines"),
+        (
+            {
+                "command": "str_replace",
+                "path": "/home/user/edit.txt",
+                "old_str": "zzz",
+                "new_str": "y",
+            },
+            "did not appear",
+        ),
+        (
+            {
+                "command": "str_replace",
+                "path": "/home/user/edit.txt",
+                "old_str": "same",
+                "new_str": "y",
+            },
+            "lines",
+        ),
     ],
 )
 def test_editor_errors_are_clear_tool_errors(base_sandbox, params, message):
@@ -139,7 +157,9 @@ def test_missing_image_names_the_build_command():
 
 
 def test_engine_not_running_is_one_sentence():
-    done = stateact("sandbox", "exec", "--", "true", env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    done = stateact(
+        "sandbox", "exec", "--", "true", env={"DOCKER_HOST": "unix:///nonexistent.sock"}
+    )
     assert done.returncode == 2
     assert "Docker engine is not running" in done.stderr and "Traceback" not in done.stderr
 
@@ -168,15 +188,21 @@ def _containers() -> set[str]:
 
 def test_killed_owner_leaves_an_orphan_that_the_next_start_reaps():
     require_image("base")
-    victim = subprocess.Popen([sys.executable, "-c", ORPHAN_SCRIPT], stdout=subprocess.PIPE, text=True, cwd=REPO)
-    survivor = subprocess.Popen([sys.executable, "-c", ORPHAN_SCRIPT], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    victim = subprocess.Popen(
+        [sys.executable, "-c", ORPHAN_SCRIPT], stdout=subprocess.PIPE, text=True, cwd=REPO
+    )
+    survivor = subprocess.Popen(
+        [sys.executable, "-c", ORPHAN_SCRIPT], stdout=subprocess.PIPE, text=True, cwd=REPO
+    )
     try:
         orphan, alive = victim.stdout.readline().strip(), survivor.stdout.readline().strip()
         assert orphan in _containers() and alive in _containers()
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait()
         assert orphan in _containers()  # kill -9 leaves it behind
-        started = stateact("sandbox", "exec", "--image", "base", "--", "true")  # the next start reaps
+        started = stateact(
+            "sandbox", "exec", "--image", "base", "--", "true"
+        )  # the next start reaps
         assert started.returncode == 0, started.stderr
         assert orphan not in _containers()
         assert alive in _containers()  # a parallel run that is still alive is not reaped

@@ -33,7 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        handler = getattr(args, "handler", None) or importlib.import_module(f"harness.cli.{args.command}").run
+        handler = (
+            getattr(args, "handler", None)
+            or importlib.import_module(f"harness.cli.{args.command}").run
+        )
         return int(handler(args) or 0)
     except StateActError as exc:
         print(f"stateact: error: {exc}", file=sys.stderr)

@@ -13,7 +13,9 @@ from harness.tools.plan import MARKS
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("report", help="summarize a run directory or a suite directory")
-    parser.add_argument("run_dir", help="a run directory (with trajectory.jsonl) or a suite directory")
+    parser.add_argument(
+        "run_dir", help="a run directory (with trajectory.jsonl) or a suite directory"
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(handler=run)
 
@@ -22,23 +24,33 @@ def summarize_run(run_dir: Path) -> dict:
     """Turns, tool calls, cost, plan, gate rounds and final status of one run."""
     events = load_events(run_dir)
     if not events and not (run_dir / "result.json").exists():
-        raise StateActError(f"{run_dir} is not a run directory (no trajectory.jsonl or result.json).")
+        raise StateActError(
+            f"{run_dir} is not a run directory (no trajectory.jsonl or result.json)."
+        )
     tools: Counter[str] = Counter()
     turns: Counter[str] = Counter()
     plan, gate_rounds, compactions = [], [], 0
     for event in events:
         if event["event"] == "model_turn":
             turns[event.get("agent", "?")] += 1
-            tools.update(b.get("name", "?") for b in event["content"] if b.get("type") == "tool_use")
+            tools.update(
+                b.get("name", "?") for b in event["content"] if b.get("type") == "tool_use"
+            )
         elif event["event"] == "plan" and event.get("agent") == "main":
             plan = event["items"]
         elif event["event"] == "gate_round":
-            gate_rounds.append({"round": event["round"], "passed": event["passed"], "gaps": event["gaps"]})
+            gate_rounds.append(
+                {"round": event["round"], "passed": event["passed"], "gaps": event["gaps"]}
+            )
         elif event["event"] == "compaction":
             compactions += 1
     tree_path = run_dir / "tree.json"
     result_path = run_dir / "result.json"
-    result = json.loads(result_path.read_text()) if result_path.exists() else {"status": "unfinished (no result.json)"}
+    result = (
+        json.loads(result_path.read_text())
+        if result_path.exists()
+        else {"status": "unfinished (no result.json)"}
+    )
     return {
         "run_dir": str(run_dir),
         "result": result,

@@ -26,39 +26,74 @@ def register(subparsers) -> None:
     parser.add_argument("task", help="task JSON file (OSWorld format, or just id + instruction)")
     add_run_options(parser)
     parser.add_argument("--out", help="run directory (default runs/<task id>)")
-    parser.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
+    parser.add_argument(
+        "--resume", action="store_true", help="continue an interrupted run in --out"
+    )
     parser.set_defaults(handler=run)
 
 
 def add_run_options(parser) -> None:
     """Options shared by `run`, `suite`, `batch` and `code`."""
-    parser.add_argument("--model", required=True, help="PROVIDER/NAME: anthropic/…, openai/…, script/FILE, replay/RUN_DIR")
-    parser.add_argument("--base-url", help="model API endpoint (else ANTHROPIC_BASE_URL / OPENAI_BASE_URL)")
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="PROVIDER/NAME: anthropic/…, openai/…, script/FILE, replay/RUN_DIR",
+    )
+    parser.add_argument(
+        "--base-url", help="model API endpoint (else ANTHROPIC_BASE_URL / OPENAI_BASE_URL)"
+    )
     parser.add_argument("--api-key", help="model API key (else ANTHROPIC_API_KEY / OPENAI_API_KEY)")
-    parser.add_argument("--context-window", type=int, help="override the model's context window (tokens)")
+    parser.add_argument(
+        "--context-window", type=int, help="override the model's context window (tokens)"
+    )
     parser.add_argument("--gate-model", help="model spec for the finish gate (default: --model)")
-    parser.add_argument("--sandbox", default="docker", help=f"sandbox backend: {', '.join(BACKENDS)} (default docker)")
+    parser.add_argument(
+        "--sandbox",
+        default="docker",
+        help=f"sandbox backend: {', '.join(BACKENDS)} (default docker)",
+    )
     parser.add_argument("--image", default="desktop", help="sandbox image (default desktop)")
-    parser.add_argument("--preset", default="full", help=f"ablation preset: {', '.join(PRESETS)} (default full)")
-    parser.add_argument("--max-turns", type=int, default=150, help="main-agent turn budget (default 150)")
+    parser.add_argument(
+        "--preset", default="full", help=f"ablation preset: {', '.join(PRESETS)} (default full)"
+    )
+    parser.add_argument(
+        "--max-turns", type=int, default=150, help="main-agent turn budget (default 150)"
+    )
     parser.add_argument("--max-cost", type=float, help="stop when the run costs this many USD")
     parser.add_argument("--max-time", type=float, help="stop after this many seconds")
     parser.add_argument("--cache", help="folder with downloaded task files (OSWorld cache naming)")
-    parser.add_argument("--control", default="stateact", help=f"control mode: {', '.join(CONTROL_MODES)} (default stateact)")
-    parser.add_argument("--task-state", action="store_true", help="keep a verifier-committed task state with milestone snapshots")
+    parser.add_argument(
+        "--control",
+        default="stateact",
+        help=f"control mode: {', '.join(CONTROL_MODES)} (default stateact)",
+    )
+    parser.add_argument(
+        "--task-state",
+        action="store_true",
+        help="keep a verifier-committed task state with milestone snapshots",
+    )
 
 
 def build_config(args) -> RunConfig:
     """A RunConfig from the shared command-line options, with bad values named in one sentence."""
     if args.sandbox not in BACKENDS:
-        raise StateActError(f"unknown sandbox backend {args.sandbox!r}; choose one of: {', '.join(BACKENDS)}.")
+        raise StateActError(
+            f"unknown sandbox backend {args.sandbox!r}; choose one of: {', '.join(BACKENDS)}."
+        )
     if args.preset not in PRESETS:
         raise StateActError(f"unknown preset {args.preset!r}; choose one of: {', '.join(PRESETS)}.")
     if getattr(args, "control", "stateact") not in CONTROL_MODES:
-        raise StateActError(f"unknown control mode {args.control!r}; choose one of: {', '.join(CONTROL_MODES)}.")
+        raise StateActError(
+            f"unknown control mode {args.control!r}; choose one of: {', '.join(CONTROL_MODES)}."
+        )
     if args.max_turns < 1:
         raise StateActError("--max-turns must be at least 1.")
-    config = RunConfig(model=args.model, preset=args.preset, cache_dir=args.cache, control=getattr(args, "control", "stateact"))
+    config = RunConfig(
+        model=args.model,
+        preset=args.preset,
+        cache_dir=args.cache,
+        control=getattr(args, "control", "stateact"),
+    )
     config.task_state.enabled = bool(getattr(args, "task_state", False))
     config.model_options.base_url = args.base_url
     config.model_options.api_key = args.api_key
@@ -82,10 +117,21 @@ def run(args) -> int:
     model = make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
     out = Path(args.out or Path("runs") / task.id)
     if out.exists() and any(out.iterdir()) and not args.resume:
-        raise StateActError(f"the run directory {out} is not empty; pass --resume to continue it or choose another --out.")
+        raise StateActError(
+            f"the run directory {out} is not empty; pass --resume to continue it or choose another --out."
+        )
     with TurnProgress(task.id) as progress:
-        result = run_task(task, config, out, resume=args.resume, model=model, on_turn=progress.update)
-    print(json.dumps({k: result[k] for k in ("task_id", "status", "score", "cost_usd", "main_turns", "gate_rounds")}))
+        result = run_task(
+            task, config, out, resume=args.resume, model=model, on_turn=progress.update
+        )
+    print(
+        json.dumps(
+            {
+                k: result[k]
+                for k in ("task_id", "status", "score", "cost_usd", "main_turns", "gate_rounds")
+            }
+        )
+    )
     if result.get("error"):
         print(f"stateact: {result['status']}: {result['error']}", file=sys.stderr)
     print(f"run directory: {out}", file=sys.stderr)

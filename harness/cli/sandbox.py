@@ -40,9 +40,13 @@ def register(subparsers) -> None:
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default="docker", help=BACKEND_HELP)
-    parser.add_argument("--image", default="desktop", help="image name or reference (default desktop)")
+    parser.add_argument(
+        "--image", default="desktop", help="image name or reference (default desktop)"
+    )
     parser.add_argument("--memory-mb", type=int, default=4096, help="memory limit (default 4096)")
-    parser.add_argument("--network", action="store_true", help="give the sandbox a network (off by default)")
+    parser.add_argument(
+        "--network", action="store_true", help="give the sandbox a network (off by default)"
+    )
 
 
 def _config(args) -> SandboxConfig:
@@ -58,7 +62,9 @@ def _config(args) -> SandboxConfig:
 def run_exec(args) -> int:
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv:
-        raise StateActError("give the command to run after `--`, e.g. `stateact sandbox exec -- ls`.")
+        raise StateActError(
+            "give the command to run after `--`, e.g. `stateact sandbox exec -- ls`."
+        )
     with open_sandbox(_config(args)) as sandbox:
         code, output = sandbox.exec(argv, timeout=args.timeout)
     sys.stdout.write(output)

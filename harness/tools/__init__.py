@@ -7,4 +7,12 @@ from .plan import Plan, PlanTool
 from .python import PythonTool
 from .view_image import ViewImageTool
 
-__all__ = ["BashTool", "EditorTool", "FinishTool", "Plan", "PlanTool", "PythonTool", "ViewImageTool"]
+__all__ = [
+    "BashTool",
+    "EditorTool",
+    "FinishTool",
+    "Plan",
+    "PlanTool",
+    "PythonTool",
+    "ViewImageTool",
+]

@@ -35,14 +35,19 @@ class BashTool:
             native_type="bash_20250124",
         )
 
-    def __call__(self, command: str | None = None, restart: bool = False, timeout: float | None = None) -> ToolResult:
+    def __call__(
+        self, command: str | None = None, restart: bool = False, timeout: float | None = None
+    ) -> ToolResult:
         if restart:
             self.sandbox.call("bash.restart", session=self.session)
             return ToolResult(output="The shell was restarted.")
         if not command or not command.strip():
             return ToolResult(error="Give a `command` to run (or `restart: true`).")
         result = self.sandbox.call(
-            "bash.run", command=command, session=self.session, timeout=float(timeout or self.timeout_s)
+            "bash.run",
+            command=command,
+            session=self.session,
+            timeout=float(timeout or self.timeout_s),
         )
         footer = f"[exit code: {result['exit_code']}, cwd: {result['cwd']}]"
         if result.get("timed_out"):

@@ -18,7 +18,9 @@ class FinishTool:
 
     name = "finish"
 
-    def __init__(self, steps_taken: Callable[[], int], review: Callable[[str], str | None] | None = None):
+    def __init__(
+        self, steps_taken: Callable[[], int], review: Callable[[str], str | None] | None = None
+    ):
         self.steps_taken = steps_taken
         self.review = review
 
@@ -33,7 +35,10 @@ class FinishTool:
             input_schema={
                 "type": "object",
                 "properties": {
-                    "summary": {"type": "string", "description": "What was done, in a sentence or two."},
+                    "summary": {
+                        "type": "string",
+                        "description": "What was done, in a sentence or two.",
+                    },
                     "infeasible": {"type": "boolean", "description": "The task cannot be done."},
                 },
                 "required": ["summary"],

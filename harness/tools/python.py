@@ -10,8 +10,9 @@ DEFAULT_TIMEOUT_S = 180.0
 class PythonTool:
     name = "python"
 
-    def __init__(self, sandbox, timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(self, sandbox, session: str = "default", timeout_s: float = DEFAULT_TIMEOUT_S):
         self.sandbox = sandbox
+        self.session = session
         self.timeout_s = timeout_s
 
     def spec(self) -> ToolSpec:
@@ -33,7 +34,9 @@ class PythonTool:
         )
 
     def __call__(self, code: str, timeout: float | None = None) -> ToolResult:
-        result = self.sandbox.call("python.run", code=code, timeout=float(timeout or self.timeout_s))
+        result = self.sandbox.call(
+            "python.run", code=code, session=self.session, timeout=float(timeout or self.timeout_s)
+        )
         output = result["output"]
         if result.get("error"):
             return ToolResult(error=(output + "\n" if output else "") + result["error"])

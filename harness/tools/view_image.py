@@ -19,7 +19,9 @@ class ViewImageTool:
             description="Show an image file from the machine (PNG, JPEG, ...). Read-only.",
             input_schema={
                 "type": "object",
-                "properties": {"path": {"type": "string", "description": "Absolute path of the image."}},
+                "properties": {
+                    "path": {"type": "string", "description": "Absolute path of the image."}
+                },
                 "required": ["path"],
             },
         )
@@ -27,6 +29,9 @@ class ViewImageTool:
     def __call__(self, path: str) -> ToolResult:
         result = self.sandbox.call("image.view", path=path)
         note = f"{path}: {result['original_width']}x{result['original_height']}"
-        if (result["width"], result["height"]) != (result["original_width"], result["original_height"]):
+        if (result["width"], result["height"]) != (
+            result["original_width"],
+            result["original_height"],
+        ):
             note += f", shown at {result['width']}x{result['height']}"
         return ToolResult(output=note, image_png=base64.b64decode(result["png_b64"]))

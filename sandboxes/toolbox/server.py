@@ -236,7 +236,6 @@ class Toolbox:
             skip=(self.workdir,),
         )
 
-
     def proc_run(self, params: dict) -> dict:
         """One command outside the sessions (argv, no shell): what backends without an exec of
         their own use for setup steps and probes."""
