@@ -5,6 +5,7 @@ Whatever happens, a run ends with a `result.json` and no sandbox left behind.
 
 from __future__ import annotations
 
+import json
 import logging
 import tempfile
 import time
@@ -22,6 +23,7 @@ from .loop import RunStats
 from .models import make_model
 from .records import RunRecord, write_json_atomic
 from .resume import restore_main_agent
+from .run_context import RunContext
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +47,6 @@ def run_task(
     task = task if isinstance(task, Task) else load_task(task)
     out_dir = Path(out_dir)
     if resume and (out_dir / "result.json").exists():
-        import json
-
         return json.loads((out_dir / "result.json").read_text())
     config = config.with_preset()
     record = RunRecord(out_dir)
@@ -58,9 +58,7 @@ def run_task(
     sandbox = None
     try:
         model = model or make_model(config.model, config.model_options)
-        milestone = (
-            last_milestone(out_dir) if resume else None
-        )  # resume from the newest verified state
+        milestone = last_milestone(out_dir) if resume else None  # the newest verified state
         sandbox = open_sandbox(config.sandbox, snapshot_of(milestone))
         outcome.status = "setup"
         from tasks.setup import run_setup
@@ -74,19 +72,9 @@ def run_task(
             started_at=started_at,
             milestone=milestone and milestone["number"],
         )
-        end = _run_agent(
-            task,
-            model,
-            gate_model,
-            sandbox,
-            config,
-            record,
-            stats,
-            started_at,
-            resume,
-            outcome,
-            milestone,
-        )
+        context = RunContext(task, config, model, gate_model, sandbox, record, stats, outcome,
+                             started_at, resume, milestone)  # fmt: skip
+        end = _run_agent(context)
         outcome.status, outcome.final_action = (
             end.status,
             ("FAIL" if end.status == "infeasible" else None),
@@ -110,65 +98,31 @@ def run_task(
     return result
 
 
-def _run_agent(
-    task,
-    model,
-    gate_model,
-    sandbox,
-    config,
-    record,
-    stats,
-    started_at,
-    resume,
-    outcome,
-    milestone=None,
-):
-    from gates import build_review
+def _run_agent(context: RunContext):
+    from subagents import DelegateTool, main_agent_extra_tools
 
     from .control import StateActHooks, run_control
 
-    if config.control != "stateact":
-        return run_control(
-            task,
-            model,
-            gate_model,
-            sandbox,
-            config,
-            record,
-            stats,
-            started_at,
-            resume,
-            outcome,
-            milestone,
-        )
-    hooks = StateActHooks(task, model, sandbox, config, record, stats, started_at, resume)
-    review = build_review(
-        task.instruction,
-        sandbox,
-        config,
-        record,
-        stats,
-        started_at,
-        outcome,
-        model,
-        gate_model,
-        hooks.on_decision,
-    )
-    from subagents import DelegateTool, main_agent_extra_tools
-
+    if context.config.control != "stateact":
+        return run_control(context)
+    config, sandbox, model, stats = context.config, context.sandbox, context.model, context.stats
+    hooks = StateActHooks(context)
     delegate = (
-        DelegateTool(sandbox, config, record, stats, model) if config.subagents.enabled else None
+        DelegateTool(sandbox, config, context.record, stats, model)
+        if config.subagents.enabled
+        else None
     )
-    agent = MainAgent(model, sandbox, config, record=record, stats=stats, review=review,
-                      delegate_tool=hooks.wrap_delegate(delegate), context_notes=hooks.context_notes,
+    agent = MainAgent(model, sandbox, config, record=context.record, stats=stats,
+                      review=context.review(hooks.on_decision), delegate_tool=hooks.wrap_delegate(delegate),
+                      context_notes=hooks.context_notes,
                       extra_tools=main_agent_extra_tools(sandbox, config, model, stats))  # fmt: skip
-    outcome.status = "running"
-    if resume:
+    context.outcome.status = "running"
+    if context.resume:
         restore_main_agent(
-            agent, record, sandbox, since_event_index=milestone and milestone["event_index"]
+            agent, context.record, sandbox, since_event_index=context.since_event_index
         )
     hooks.attach(agent)
-    return agent.run(task.instruction)
+    return agent.run(context.task.instruction)
 
 
 def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None:

@@ -15,47 +15,24 @@ from .stateact import StateActHooks
 __all__ = ["StateActHooks", "run_control"]
 
 
-def run_control(
-    task,
-    model,
-    gate_model,
-    sandbox,
-    config,
-    record,
-    stats,
-    started_at,
-    resume,
-    outcome,
-    milestone=None,
-):
-    """Run `task` under the non-default control mode `config.control`."""
-    from gates import build_review
-
+def run_control(context):
+    """Run the task under the non-default control mode `context.config.control`."""
     from .stateact import open_task_state
 
+    config, sandbox, model = context.config, context.sandbox, context.model
+    record, stats, task = context.record, context.stats, context.task
     if config.control not in ("andor", "lstc"):
         raise StateActError(
             f"unknown control mode {config.control!r}; choose one of: stateact, andor, lstc."
         )
-    task_state = open_task_state(task, model, sandbox, config, record, stats, started_at, resume)
+    task_state = open_task_state(context)
     on_decision = (
         (lambda decision, probes: task_state.apply_gate_decision(decision, probes, sandbox))
         if task_state
         else None
     )
-    review = build_review(
-        task.instruction,
-        sandbox,
-        config,
-        record,
-        stats,
-        started_at,
-        outcome,
-        model,
-        gate_model,
-        on_decision,
-    )
-    outcome.status = "running"
+    review = context.review(on_decision)
+    context.outcome.status = "running"
     if config.control == "andor":
         from .andor import AndOrController
 
@@ -66,7 +43,14 @@ def run_control(
         from .lstc import LstcController
 
         controller = LstcController(
-            task.instruction, model, sandbox, config, record, stats, started_at, review, task_state
+            task.instruction,
+            model,
+            sandbox,
+            config,
+            record,
+            stats,
+            context.started_at,
+            review,
+            task_state,
         )
-    since = milestone["event_index"] if milestone else None
-    return controller.run(resume=resume, since_event_index=since)
+    return controller.run(resume=context.resume, since_event_index=context.since_event_index)

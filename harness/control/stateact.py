@@ -16,19 +16,22 @@ from .milestones import MilestoneKeeper
 log = logging.getLogger(__name__)
 
 
-def open_task_state(
-    task, model, sandbox, config, record, stats, started_at, resume: bool
-) -> TaskState | None:
+def open_task_state(context) -> TaskState | None:
     """The run's task state (restored on resume, else initialized by the model), or None when off."""
+    config, record = context.config, context.record
     if not config.task_state.enabled:
         return None
-    state = TaskState.load(record.dir) if resume else None
+    state = TaskState.load(record.dir) if context.resume else None
     if state is None:
         state = TaskState.initialize(
-            task.instruction, model, run_dir=record.dir, stats=stats, record=record
+            context.task.instruction,
+            context.model,
+            run_dir=record.dir,
+            stats=context.stats,
+            record=record,
         )
     if config.task_state.milestones:
-        state.listeners.append(MilestoneKeeper(sandbox, record, started_at))
+        state.listeners.append(MilestoneKeeper(context.sandbox, record, context.started_at))
     return state
 
 
@@ -66,18 +69,17 @@ class BoundaryCheckedTool:
 class StateActHooks:
     """The task state, milestones, boundary checks and stall watch of one default-mode run."""
 
-    def __init__(self, task, model, sandbox, config, record, stats, started_at, resume: bool):
+    def __init__(self, context):
+        config, sandbox = context.config, context.sandbox
         self.sandbox = sandbox
         self.config = config
-        self.task_state = open_task_state(
-            task, model, sandbox, config, record, stats, started_at, resume
-        )
+        self.task_state = open_task_state(context)
         self.stall = (
-            MainAgentStallWatch(config.stall, sandbox, started_at, record)
+            MainAgentStallWatch(config.stall, sandbox, context.started_at, context.record)
             if config.stall.enabled
             else None
         )
-        self.instruction = task.instruction
+        self.instruction = context.task.instruction
         if self.task_state is not None and self.stall is not None:
             self.task_state.listeners.append(lambda verified: self.stall.detector.progressed())
 
