@@ -65,6 +65,12 @@ class Compactor:
         # The provider counted the last request; what came after it is estimated.
         since_last = estimate_tokens(loop.messages[-2:])
         projected = max(loop.last_prompt_tokens + since_last, estimate_tokens(loop.messages))
+        count_tokens = getattr(self.model, "count_tokens", None)
+        if projected > self.limit * 0.85 and count_tokens is not None:
+            # Near the line, ask the provider's (free) counting endpoint instead of guessing.
+            counted = count_tokens(loop.system, loop.request_messages(), loop.specs)
+            if counted is not None:
+                return counted > self.limit
         return projected > self.limit
 
     def compact(self, loop) -> None:

@@ -215,8 +215,6 @@ def _result_block(tool_use: dict, result: ToolResult) -> dict:
         "content": result.to_blocks(),
         "is_error": result.error is not None,
     }
-    if tool_use.get(TOOLSET_KEY):
-        block[TOOLSET_KEY] = tool_use[
-            TOOLSET_KEY
-        ]  # toolset members' results must echo their toolset
+    if tool_use.get(TOOLSET_KEY):  # toolset members' results must echo their toolset
+        block[TOOLSET_KEY] = tool_use[TOOLSET_KEY]
     return block
