@@ -275,3 +275,25 @@ def test_compare_csv(tmp_path):
         == 1.0
     )
     assert compare_csv(None, str(tmp_path / "g2.csv")) == 0.0
+
+
+def test_row_props_treat_a_missing_row_as_default(tmp_path):
+    """LibreOffice writes hidden="false" for rows openpyxl leaves out; both mean visible."""
+    import openpyxl
+
+    from tasks.metrics.table import compare_table
+
+    gold, mine = openpyxl.Workbook(), openpyxl.Workbook()
+    for book in (gold, mine):
+        for row in range(1, 5):
+            book.active.cell(row=row, column=1, value=row)
+    gold.active.row_dimensions[3].hidden = True
+    mine.active.row_dimensions[3].hidden = True
+    mine.active.row_dimensions[2].hidden = False  # explicit default, as LibreOffice saves it
+    gold.save(tmp_path / "gold.xlsx")
+    mine.save(tmp_path / "mine.xlsx")
+    rules = {"rules": [{"type": "row_props", "props": ["hidden"]}]}
+    assert compare_table(str(tmp_path / "mine.xlsx"), str(tmp_path / "gold.xlsx"), **rules) == 1.0
+    mine.active.row_dimensions[3].hidden = False
+    mine.save(tmp_path / "mine.xlsx")
+    assert compare_table(str(tmp_path / "mine.xlsx"), str(tmp_path / "gold.xlsx"), **rules) == 0.0

@@ -17,6 +17,7 @@ from typing import Any
 
 import openpyxl
 import pandas as pd
+from openpyxl.worksheet.dimensions import ColumnDimension, RowDimension
 from openpyxl.worksheet.worksheet import Worksheet
 from rapidfuzz import fuzz
 
@@ -170,9 +171,11 @@ def rule_zoom(books: Books, rule: dict) -> bool:
     return compare_with_method(zoom, rule.get("method", "eq"), rule.get("ref"))
 
 
-def dimension_props(keys: list, dims: Any, props: list[str]) -> list:
-    # Read through .get so that looking at a row or column does not create its dimension.
-    return [[getattr(dims.get(k), p, None) if dims.get(k) else None for p in props] for k in keys]
+def dimension_props(keys: list, dims: Any, props: list[str], default: Any) -> list:
+    # Read through .get so that looking at a row or column does not create its dimension; a row or
+    # column a writer left out has the defaults (LibreOffice writes hidden="false" where openpyxl
+    # writes nothing, and both mean the same).
+    return [[getattr(dims.get(k) or default, p, None) for p in props] for k in keys]
 
 
 def rule_row_props(books: Books, rule: dict) -> bool:
@@ -180,9 +183,9 @@ def rule_row_props(books: Books, rule: dict) -> bool:
     _, expected, _ = books.sheets(rule.get("sheet_idx1", "EI0"), "E")
     rows = list(range(1, max(result.max_row, expected.max_row) + 1))
     props = rule.get("props", [])
-    return dimension_props(rows, result.row_dimensions, props) == dimension_props(
-        rows, expected.row_dimensions, props
-    )
+    return dimension_props(
+        rows, result.row_dimensions, props, RowDimension(result)
+    ) == dimension_props(rows, expected.row_dimensions, props, RowDimension(expected))
 
 
 def rule_col_props(books: Books, rule: dict) -> bool:
@@ -191,9 +194,9 @@ def rule_col_props(books: Books, rule: dict) -> bool:
     count = max(result.max_column, expected.max_column)
     cols = [openpyxl.utils.get_column_letter(i) for i in range(1, count + 1)]
     props = rule.get("props", [])
-    return dimension_props(cols, result.column_dimensions, props) == dimension_props(
-        cols, expected.column_dimensions, props
-    )
+    return dimension_props(
+        cols, result.column_dimensions, props, ColumnDimension(result)
+    ) == dimension_props(cols, expected.column_dimensions, props, ColumnDimension(expected))
 
 
 def validation_props(validation: Any) -> dict[str, Any]:
