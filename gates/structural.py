@@ -36,6 +36,11 @@ MAGIC = {
 }
 CHECKED_EXTENSIONS = {*OOXML_MAIN_PART, *ODF_MIMETYPES, *MAGIC, ".csv", ".json"}
 MAX_CHECK_BYTES = 100 * 1024 * 1024
+CHANGE_VERBS = re.compile(
+    r"\b(edit|update|modify|change|add|insert|fill|put|write|sort|format|rename|replace|remove|delete|"
+    r"highlight|set|save|apply|fix|correct|append|merge)\b",
+    re.I,
+)
 
 
 @dataclass
@@ -108,12 +113,41 @@ def check_deliverables(
                 report.findings.append(Finding(path, "exists", True, "a directory"))
                 continue
             _check_file(sandbox, path, stat, report, Path(scratch), changed_paths)
+        _check_in_place_edit(instruction, initially_present, changed_paths, report)
         for path in sorted(changed_paths - set(named_paths(instruction))):
             if PurePosixPath(path).suffix.lower() in OOXML_MAIN_PART | ODF_MIMETYPES:
                 stat = sandbox.call("file.stat", path=path)
                 if stat["exists"] and not stat["is_dir"]:
                     _check_file(sandbox, path, stat, report, Path(scratch), changed_paths)
     return report
+
+
+def _check_in_place_edit(instruction: str, initially_present: dict[str, bool], changed: set[str],
+                         report: StructuralReport) -> None:  # fmt: skip
+    """When the instruction asks for a change to the one file it names and no visible file at all was
+    written during the run, the work was never saved. (If anything else was written, the deliverable
+    may legitimately be another file, such as an export; the model check judges that.)"""
+    named = named_paths(instruction)
+    if (
+        len(named) != 1
+        or not initially_present.get(named[0])
+        or not CHANGE_VERBS.search(instruction)
+    ):
+        return
+    if any("/." not in path for path in changed):
+        return
+    path = named[0]
+    if not any(f.path == path and f.check == "exists" and f.ok for f in report.findings):
+        return  # gone or a directory: other findings speak for it
+    report.findings.append(
+        Finding(
+            path,
+            "saved",
+            False,
+            "the instruction asks for a change to this file, but no file was written during the run: save it (and close the application holding it)",
+            definite=True,
+        )
+    )
 
 
 def _check_file(

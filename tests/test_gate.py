@@ -226,3 +226,24 @@ def test_url_match_reads_the_saved_browser_history(local_sandbox):
     assert hit.verdict is True and "checkout" in hit.evidence
     miss = run_probe(validate_probe({"kind": "url_match", "pattern": "/old$"}), local_sandbox)
     assert miss.verdict is False
+
+
+def test_an_untouched_file_the_instruction_asks_to_change_is_rejected(local_sandbox):
+    import time
+
+    from gates.structural import check_deliverables
+
+    local_sandbox.call("bash.run", command="echo 'a,b' > /home/user/table.csv")
+    started = time.time() + 0.01
+    time.sleep(0.05)
+    instruction = "Sort the rows of /home/user/table.csv by the first column and save it."
+    present = {"/home/user/table.csv": True}
+    untouched = check_deliverables(local_sandbox, instruction, present, [])
+    assert any("no file was written during the run" in gap for gap in untouched.definite_gaps)
+    elsewhere = [{"path": "/home/user/table.sorted.csv", "mtime": 0, "size": 4}]
+    assert not check_deliverables(local_sandbox, instruction, present, elsewhere).definite_gaps
+    local_sandbox.call("bash.run", command="echo 'a,b' > /home/user/table.csv")
+    changed = local_sandbox.call("fs.changed", since=started)["paths"]
+    assert not check_deliverables(local_sandbox, instruction, present, changed).definite_gaps
+    reading = "Count the rows of /home/user/table.csv and tell me."  # no change asked: no gap
+    assert not check_deliverables(local_sandbox, reading, present, []).definite_gaps
