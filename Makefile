@@ -1,5 +1,10 @@
-# StateAct developer targets. `make setup` prepares a fresh Debian machine (as root); `make test` runs the tests.
+# StateAct developer targets. `make setup demo` prepares a fresh Debian machine (as root) and runs the
+# demo; `make test` runs the tests. Everything Python lives in a virtual environment (.venv), so the
+# system Python is never touched (Debian marks it externally managed).
 PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
 
 .PHONY: setup engine install images demo test test-fast bench lint format
 
@@ -8,26 +13,32 @@ setup: engine install images
 engine:
 	bash .ci/install-engine.sh
 
-install:
-	$(PYTHON) -m pip install -q -e '.[dev]'
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 
-images:
-	stateact image build base desktop
+$(INSTALLED): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	touch $(INSTALLED)
 
-demo:
-	stateact suite tasks/suites/longhorizon --demo --out runs/demo
+install: $(INSTALLED)
 
-test:
-	$(PYTHON) -m pytest -q -ra
+images: $(INSTALLED)
+	$(BIN)/stateact image build base desktop
 
-test-fast:
-	$(PYTHON) -m pytest -q -ra -m "not slow"
+demo: $(INSTALLED)
+	$(BIN)/stateact suite tasks/suites/longhorizon --demo --out runs/demo
 
-bench:
-	$(PYTHON) -m bench
+test: $(INSTALLED)
+	$(BIN)/python -m pytest -q -ra
 
-lint:
-	ruff check . && ruff format --check .
+test-fast: $(INSTALLED)
+	$(BIN)/python -m pytest -q -ra -m "not slow"
 
-format:
-	ruff check --fix . && ruff format .
+bench: $(INSTALLED)
+	$(BIN)/python -m bench
+
+lint: $(INSTALLED)
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+format: $(INSTALLED)
+	$(BIN)/ruff check --fix . && $(BIN)/ruff format .

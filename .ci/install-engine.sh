@@ -27,6 +27,13 @@ if [ ${#missing[@]} -gt 0 ]; then
         || fail "apt-get install ${missing[*]} failed; see the apt output above."
 fi
 
+# The Makefile keeps Python in a virtual environment; Debian's python3 needs python3-venv for that.
+if ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+    echo "install-engine: installing python3-venv"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null \
+        || fail "apt-get install python3-venv failed."
+fi
+
 if docker info >/dev/null 2>&1; then
     echo "install-engine: the Docker engine is already running"
     exit 0
@@ -38,7 +45,14 @@ nohup dockerd --bridge=none --iptables=false --ip-masq=false >>"$LOG" 2>&1 </dev
 dockerd_pid=$!
 
 for _ in $(seq "$WAIT_S"); do
-    if docker info >/dev/null 2>&1; then
+    # The Makefile keeps Python in a virtual environment; Debian's python3 needs python3-venv for that.
+if ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+    echo "install-engine: installing python3-venv"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null \
+        || fail "apt-get install python3-venv failed."
+fi
+
+if docker info >/dev/null 2>&1; then
         echo "install-engine: the Docker engine is running (dockerd pid $dockerd_pid)"
         exit 0
     fi
