@@ -79,7 +79,15 @@ class Sandbox(Protocol):
     def copy_out(self, sandbox_path: str, host_path: Path) -> None: ...
 
     def snapshot(self) -> Snapshot:
-        """Freeze the current state; `start_from_snapshot` starts an independent sandbox from it."""
+        """Freeze the current state; `open_sandbox(config, snapshot)` starts an independent sandbox from it."""
+        ...
+
+    def discard_snapshot(self, snapshot: Snapshot) -> None:
+        """Remove a snapshot this sandbox made (an image or a folder)."""
+        ...
+
+    def interactive_argv(self) -> list[str]:
+        """A command line that opens an interactive shell in this sandbox."""
         ...
 
     def close(self) -> None: ...
