@@ -189,23 +189,25 @@ class ToolLoop:
         self._record("tool_results", content=content)
 
     def _check_budgets(self) -> None:
-        config = self.config
-        if self.turns >= config.max_turns:
+        if self.turns >= self.config.max_turns:
             raise BudgetExceeded(
-                "turn_limit", f"{self.agent} reached its {config.max_turns}-turn limit"
+                "turn_limit", f"{self.agent} reached its {self.config.max_turns}-turn limit"
             )
-        if config.max_cost_usd is not None and self.stats.usage.cost_usd >= config.max_cost_usd:
-            raise BudgetExceeded(
-                "cost_limit", f"the run reached its ${config.max_cost_usd} cost limit"
-            )
-        if config.max_wall_s is not None and self.stats.elapsed_s >= config.max_wall_s:
-            raise BudgetExceeded(
-                "time_limit", f"the run reached its {config.max_wall_s:.0f} s time limit"
-            )
+        check_run_budgets(self.config, self.stats)
 
     def _record(self, event: str, **data) -> None:
         if self.record:
             self.record.append(event, agent=self.agent, **data)
+
+
+def check_run_budgets(config: LoopConfig, stats: RunStats) -> None:
+    """Raise BudgetExceeded when the whole run (all agents) is out of money or time."""
+    if config.max_cost_usd is not None and stats.usage.cost_usd >= config.max_cost_usd:
+        raise BudgetExceeded("cost_limit", f"the run reached its ${config.max_cost_usd} cost limit")
+    if config.max_wall_s is not None and stats.elapsed_s >= config.max_wall_s:
+        raise BudgetExceeded(
+            "time_limit", f"the run reached its {config.max_wall_s:.0f} s time limit"
+        )
 
 
 def _result_block(tool_use: dict, result: ToolResult) -> dict:

@@ -17,7 +17,7 @@ import logging
 from pathlib import Path
 
 from harness.core import BudgetExceeded, Finished, StateActError, ToolError
-from harness.loop import LoopConfig, ToolLoop
+from harness.loop import LoopConfig, ToolLoop, check_run_budgets
 from harness.tools import BashTool, EditorTool, PythonTool
 
 from .andor_parse import parse_check, parse_children, parse_expansion, parse_update
@@ -379,14 +379,7 @@ class AndOrController:
             raise BudgetExceeded(
                 "turn_limit", f"the planner reached its {loop.max_turns}-call limit"
             )
-        if loop.max_cost_usd is not None and self.stats.usage.cost_usd >= loop.max_cost_usd:
-            raise BudgetExceeded(
-                "cost_limit", f"the run reached its ${loop.max_cost_usd} cost limit"
-            )
-        if loop.max_wall_s is not None and self.stats.elapsed_s >= loop.max_wall_s:
-            raise BudgetExceeded(
-                "time_limit", f"the run reached its {loop.max_wall_s:.0f} s time limit"
-            )
+        check_run_budgets(loop, self.stats)
 
     def _consume_injection(self) -> None:
         path = self.run_dir / "inject.json" if self.run_dir else None

@@ -17,6 +17,7 @@ import logging
 from dataclasses import asdict, dataclass, field
 
 from harness.core import BudgetExceeded, Finished, StateActError, ToolError
+from harness.loop import check_run_budgets
 from harness.records import load_events
 from harness.stall import StallDetector, StallRouter, fingerprint, stop_run
 from harness.tools import PythonTool
@@ -290,14 +291,7 @@ class LstcController:
         loop = self.config.loop
         if self.state.steps >= loop.max_turns:
             raise BudgetExceeded("turn_limit", f"lstc reached its {loop.max_turns}-step limit")
-        if loop.max_cost_usd is not None and self.stats.usage.cost_usd >= loop.max_cost_usd:
-            raise BudgetExceeded(
-                "cost_limit", f"the run reached its ${loop.max_cost_usd} cost limit"
-            )
-        if loop.max_wall_s is not None and self.stats.elapsed_s >= loop.max_wall_s:
-            raise BudgetExceeded(
-                "time_limit", f"the run reached its {loop.max_wall_s:.0f} s time limit"
-            )
+        check_run_budgets(loop, self.stats)
 
     def _restore(self, since: int) -> None:
         """Continue from the last recorded step's state, re-running the actions recorded after `since`
