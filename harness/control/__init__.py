@@ -19,8 +19,7 @@ def run_control(context):
     """Run the task under the non-default control mode `context.config.control`."""
     from .stateact import open_task_state
 
-    config, sandbox, model = context.config, context.sandbox, context.model
-    record, stats, task = context.record, context.stats, context.task
+    config, sandbox = context.config, context.sandbox
     if config.control not in ("andor", "lstc"):
         raise StateActError(
             f"unknown control mode {config.control!r}; choose one of: stateact, andor, lstc."
@@ -36,21 +35,9 @@ def run_control(context):
     if config.control == "andor":
         from .andor import AndOrController
 
-        controller = AndOrController(
-            task.instruction, model, sandbox, config, record, stats, review, task_state
-        )
+        controller = AndOrController(context, review, task_state)
     else:
         from .lstc import LstcController
 
-        controller = LstcController(
-            task.instruction,
-            model,
-            sandbox,
-            config,
-            record,
-            stats,
-            context.started_at,
-            review,
-            task_state,
-        )
+        controller = LstcController(context, review, task_state)
     return controller.run(resume=context.resume, since_event_index=context.since_event_index)

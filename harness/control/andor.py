@@ -35,16 +35,14 @@ __all__ = ["AndOrController", "Node", "Tree", "draw_tree"]
 class AndOrController:
     """Builds, walks and repairs the tree of one run."""
 
-    def __init__(
-        self, instruction: str, model, sandbox, config, record, stats, review, task_state=None
-    ):
-        self.instruction = instruction
-        self.model = model
-        self.sandbox = sandbox
-        self.config = config
-        self.settings = config.andor
-        self.record = record
-        self.stats = stats
+    def __init__(self, context, review, task_state=None):
+        self.instruction = instruction = context.task.instruction
+        self.model = model = context.model
+        self.sandbox = context.sandbox
+        self.config = context.config
+        self.settings = context.config.andor
+        self.record = record = context.record
+        self.stats = stats = context.stats
         self.review = review
         self.task_state = task_state
         self.run_dir = Path(record.dir) if record else None

@@ -109,29 +109,18 @@ def abstract_step(tool: str, command: str, ok: bool, output: str) -> str:
 class LstcController:
     """Runs one task under long/short-term control."""
 
-    def __init__(
-        self,
-        instruction: str,
-        model,
-        sandbox,
-        config,
-        record,
-        stats,
-        started_at: float,
-        review,
-        task_state=None,
-    ):
-        self.instruction = instruction
-        self.sandbox = sandbox
-        self.config = config
+    def __init__(self, context, review, task_state=None):
+        self.instruction = context.task.instruction
+        self.sandbox = sandbox = context.sandbox
+        self.config = config = context.config
         self.settings = config.lstc
-        self.record = record
-        self.stats = stats
-        self.started_at = started_at
+        self.record = record = context.record
+        self.stats = stats = context.stats
+        self.started_at = context.started_at
         self.review = review
         self.task_state = task_state
         self.ask = JsonAsker(
-            model, stats, record, agent="lstc", retries=self.settings.repair_retries
+            context.model, stats, record, agent="lstc", retries=self.settings.repair_retries
         )
         self.state = LongTermState()
         self.python = PythonTool(sandbox, timeout_s=self.settings.action_timeout_s)
