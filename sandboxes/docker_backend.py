@@ -158,34 +158,56 @@ class DockerSandbox(ToolboxSandboxMixin):
             "PYTHONDONTWRITEBYTECODE": "1",
             **config.env,
         }
-        self.container = self.client.containers.create(
-            image,
-            command=["sleep", "infinity"],
-            name=self.id,
-            init=True,
-            user=SANDBOX_USER,
-            working_dir=SANDBOX_HOME,
-            environment=self.env,
-            network_mode="bridge" if config.network else "none",
-            mem_limit=f"{config.memory_mb}m",
-            memswap_limit=f"{config.memory_mb}m",
-            nano_cpus=int(config.cpus * 1e9),
-            pids_limit=config.pids_limit,
-            cap_drop=["ALL"],
-            cap_add=["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"],
-            security_opt=["no-new-privileges"],
-            shm_size="512m",
-            labels={LABEL: "1", OWNER_LABEL: owner_label()},
-            detach=True,
-        )
+        self.container = self._create(image)
         register(self)
         try:
             self.container.put_archive("/opt", _toolbox_tar())
             self.container.start()
             self.toolbox = self._start_toolbox()
-        except Exception:
+        except Exception as exc:
             self.close()
+            from docker.errors import APIError
+
+            if isinstance(exc, APIError):
+                raise SandboxError(
+                    f"the Docker engine could not start the sandbox: {exc.explanation or exc}."
+                ) from None
             raise
+
+    def _create(self, image: str):
+        from docker.errors import APIError
+
+        config = self.config
+        try:
+            return self.client.containers.create(
+                image,
+                command=["sleep", "infinity"],
+                name=self.id,
+                init=True,
+                user=SANDBOX_USER,
+                working_dir=SANDBOX_HOME,
+                environment=self.env,
+                network_mode="bridge" if config.network else "none",
+                mem_limit=f"{config.memory_mb}m",
+                memswap_limit=f"{config.memory_mb}m",
+                nano_cpus=int(config.cpus * 1e9),
+                pids_limit=config.pids_limit,
+                cap_drop=["ALL"],
+                cap_add=["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"],
+                security_opt=["no-new-privileges"],
+                shm_size="512m",
+                labels={LABEL: "1", OWNER_LABEL: owner_label()},
+                detach=True,
+            )
+        except APIError as exc:
+            hint = (
+                " (does the engine have a bridge network? --network needs one)"
+                if config.network
+                else ""
+            )
+            raise SandboxError(
+                f"the Docker engine refused to create the sandbox{hint}: {exc.explanation or exc}."
+            ) from None
 
     def _start_toolbox(self) -> ToolboxClient:
         api = self.client.api
