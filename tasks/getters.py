@@ -273,3 +273,7 @@ def get_accessibility_tree(spec: dict, ctx: GetterContext) -> str:
             f"the accessibility tree is unavailable in this machine: {result.get('output', '')[-300:]}"
         )
     return result["output"]
+
+
+# Registered at import time through @getter; imported last because they use the helpers above.
+from tasks import getters_chrome, getters_desktop  # noqa: E402, F401

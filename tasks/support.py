@@ -80,9 +80,13 @@ def getter_file_reason(spec: Any, task: Task, cache_dir: Path | None) -> str | N
     return None
 
 
-def metric_reason(name: str, options: Any) -> str | None:
+def metric_reason(name: str, options: Any, expected: Any = None) -> str | None:
     if name not in METRICS:
         return f"metric not implemented: {name}"
+    rules = expected.get("rules") if isinstance(expected, dict) else None
+    if name == "check_accessibility_tree" and isinstance(rules, list):
+        if any(isinstance(rule, dict) and "selectors" in rule for rule in rules):
+            return "metric option not implemented: check_accessibility_tree with CSS selectors"
     if name == "compare_table" and isinstance(options, dict):
         for rule in options.get("rules", []):
             if rule.get("type") not in TABLE_RULES:
@@ -112,7 +116,9 @@ def unsupported_reason(task: Task, cache_dir: Path | None) -> str | None:
     reasons = (
         *(step_reason(step) for step in steps),
         *(
-            metric_reason(name, options) or getter_reason(result) or getter_reason(expected)
+            metric_reason(name, options, expected)
+            or getter_reason(result)
+            or getter_reason(expected)
             for name, result, expected, options in aligned
         ),
         *(download_reason(step, task, cache_dir) for step in steps),

@@ -72,8 +72,8 @@ def test_sheet_references_and_errors(tmp_path):
     (tmp_path / "corrupt.xlsx").write_bytes(b"not a zip")
     with pytest.raises(StateActError, match="cannot be read"):
         table(str(tmp_path / "corrupt.xlsx"), gold, {"type": "sheet_name"})
-    with pytest.raises(StateActError, match="pivot_table"):
-        table(result, gold, {"type": "pivot_table"})
+    with pytest.raises(StateActError, match="no_such_rule"):
+        table(result, gold, {"type": "no_such_rule"})
 
 
 def test_sheet_name(tmp_path):

@@ -141,9 +141,9 @@ def test_unsupported_reasons(tmp_path):
     evaluator = {
         "func": "compare_table",
         "result": {"type": "vm_file", "path": "/a.xlsx"},
-        "options": {"rules": [{"type": "pivot_table"}]},
+        "options": {"rules": [{"type": "no_such_rule"}]},
     }
-    assert "pivot_table" in unsupported_reason(
+    assert "no_such_rule" in unsupported_reason(
         load_task(write_task(tmp_path, evaluator=evaluator)), None
     )
 

@@ -23,6 +23,7 @@ from rapidfuzz import fuzz
 
 from harness.core import StateActError
 from tasks.metrics.general import compare_with_method
+from tasks.metrics.pivots import rule_pivot_table
 from tasks.metrics.registry import metric
 from tasks.metrics.sheets import Book, Books, cell_coordinates, cell_prop
 
@@ -274,6 +275,7 @@ RULES = {
     "col_props": rule_col_props,
     "data_validation": rule_data_validation,
     "chart": rule_chart,
+    "pivot_table": rule_pivot_table,
 }
 
 

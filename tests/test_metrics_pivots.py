@@ -1,0 +1,128 @@
+"""compare_table's pivot_table rule on workbooks whose pivot parts openpyxl writes from its classes."""
+
+from __future__ import annotations
+
+import openpyxl
+import pytest
+from openpyxl.pivot.cache import (
+    CacheDefinition,
+    CacheField,
+    CacheSource,
+    SharedItems,
+    WorksheetSource,
+)
+from openpyxl.pivot.record import RecordList
+from openpyxl.pivot.table import (
+    DataField,
+    Location,
+    PageField,
+    PivotField,
+    RowColField,
+    TableDefinition,
+)
+
+from harness.core import StateActError
+from tasks.metrics.table import RULES, compare_table
+
+HEADER = ("Region", "Product", "Channel", "Revenue")
+RULE = {
+    "type": "pivot_table",
+    "sheet_idx0": "RNSheet2",
+    "sheet_idx1": "ENSheet2",
+    "pivot_props": ["col_fields", "filter", "row_fields", "data_fields"],
+}
+
+
+def pivot(rows, cols=(), page=(), data=((3, "sum"),), field_order=HEADER, name="PivotTable1"):
+    """A pivot over Sheet1!A1:D4; field arguments are indexes into `field_order`."""
+    cache = CacheDefinition(
+        cacheSource=CacheSource(
+            type="worksheet", worksheetSource=WorksheetSource(ref="A1:D4", sheet="Sheet1")
+        ),
+        cacheFields=[CacheField(name=n, sharedItems=SharedItems()) for n in field_order],
+    )
+    cache.records = RecordList()
+    table = TableDefinition(
+        name=name,
+        cacheId=1,
+        dataCaption="Values",
+        location=Location(ref="A3:C8", firstHeaderRow=1, firstDataRow=1, firstDataCol=1),
+        pivotFields=[PivotField(showAll=False) for _ in field_order],
+        rowFields=[RowColField(x=i) for i in rows],
+        colFields=[RowColField(x=i) for i in cols],
+        pageFields=[PageField(fld=i) for i in page],
+        dataFields=[DataField(name=f"f{i}", fld=i, subtotal=fn) for i, fn in data],
+    )
+    table.cache = cache
+    return table
+
+
+def workbook(tmp_path, name, *pivots) -> str:
+    book = openpyxl.Workbook()
+    data = book.active
+    data.title = "Sheet1"
+    for row in (HEADER, ("N", "a", "web", 1), ("S", "b", "shop", 2), ("N", "b", "web", 3)):
+        data.append(row)
+    summary = book.create_sheet("Sheet2")
+    for table in pivots:
+        summary.add_pivot(table)
+    path = tmp_path / name
+    book.save(path)
+    return str(path)
+
+
+def test_pivot_table_is_a_compare_table_rule():
+    assert "pivot_table" in RULES
+
+
+def test_same_pivot_scores_one(tmp_path):
+    gold = workbook(tmp_path, "gold.xlsx", pivot(rows=[1], cols=[2], page=[0]))
+    same = workbook(tmp_path, "same.xlsx", pivot(rows=[1], cols=[2], page=[0]))
+    assert compare_table(same, gold, rules=[RULE]) == 1.0
+
+
+def test_fields_compare_by_name_not_cache_position(tmp_path):
+    gold = workbook(tmp_path, "gold.xlsx", pivot(rows=[1], data=[(3, "sum")]))
+    reordered = ("Revenue", "Region", "Product", "Channel")
+    other = workbook(
+        tmp_path, "other.xlsx", pivot(rows=[2], data=[(0, "sum")], field_order=reordered)
+    )
+    assert compare_table(other, gold, rules=[RULE]) == 1.0
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        pivot(rows=[0], cols=[2], page=[0]),  # another row field
+        pivot(rows=[1], cols=[], page=[0]),  # column field missing
+        pivot(rows=[1], cols=[2], page=[]),  # filter missing
+        pivot(rows=[1], cols=[2], page=[0], data=[(3, "count")]),  # count instead of sum
+    ],
+)
+def test_a_different_pivot_scores_zero(tmp_path, wrong):
+    gold = workbook(tmp_path, "gold.xlsx", pivot(rows=[1], cols=[2], page=[0]))
+    assert compare_table(workbook(tmp_path, "wrong.xlsx", wrong), gold, rules=[RULE]) == 0.0
+
+
+def test_no_pivot_in_the_result_scores_zero(tmp_path):
+    gold = workbook(tmp_path, "gold.xlsx", pivot(rows=[1]))
+    assert compare_table(workbook(tmp_path, "none.xlsx"), gold, rules=[RULE]) == 0.0
+
+
+def test_two_pivots_compare_in_any_order(tmp_path):
+    first, second = pivot(rows=[1], name="P1"), pivot(rows=[2], name="P2")
+    gold = workbook(tmp_path, "gold.xlsx", first, second)
+    swapped = workbook(tmp_path, "swapped.xlsx", pivot(rows=[2], name="P2"), pivot(rows=[1]))
+    assert compare_table(swapped, gold, rules=[RULE]) == 1.0
+    assert compare_table(workbook(tmp_path, "one.xlsx", pivot(rows=[1])), gold, rules=[RULE]) == 0.0
+
+
+def test_source_prop_and_clear_errors(tmp_path):
+    gold = workbook(tmp_path, "gold.xlsx", pivot(rows=[1]))
+    rule = {**RULE, "pivot_props": ["source", "row_fields"]}
+    assert compare_table(workbook(tmp_path, "r.xlsx", pivot(rows=[1])), gold, rules=[rule]) == 1.0
+    with pytest.raises(StateActError, match="unknown pivot_props 'colour'"):
+        compare_table(gold, gold, rules=[{**RULE, "pivot_props": ["colour"]}])
+    empty = workbook(tmp_path, "empty.xlsx")
+    with pytest.raises(StateActError, match="has no pivot table"):
+        compare_table(gold, empty, rules=[RULE])
