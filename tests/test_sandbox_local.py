@@ -65,3 +65,14 @@ def test_closing_removes_the_host_folder(local_sandbox):
     assert root.exists()
     sandbox.close()
     assert not root.exists()
+
+
+def test_run_owned_snapshots_are_orphans_once_the_run_is_gone_or_finished(tmp_path):
+    from sandboxes.lifecycle import owner_is_gone
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    assert not owner_is_gone(f"run:{run_dir}")  # resumable: keep its milestone
+    (run_dir / "result.json").write_text("{}")
+    assert owner_is_gone(f"run:{run_dir}")  # finished: nothing will resume it
+    assert owner_is_gone(f"run:{tmp_path / 'deleted'}")
