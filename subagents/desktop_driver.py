@@ -20,6 +20,10 @@ from PIL import Image
 MARKER = "@@STATEACT-RESULT@@ "
 ENV_FILE = "/tmp/stateact-desktop.env"
 UTF8 = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}  # xdotool types non-ASCII only in a UTF-8 locale
+LAUNCH_QUIET_S = (
+    2.0  # the screen must stay unchanged this long before a launched app counts as ready
+)
+LAUNCH_SETTLE_CAP_S = 10.0
 PAINTED_COLOURS = 300  # a blank window with its title bar shows ~150 colours, a painted Calc ~900
 _grabber = {"kind": None}
 
@@ -253,12 +257,15 @@ def launch(argv, window, timeout_s=60.0):
             )
         time.sleep(0.1)
     # A window is mapped blank and painted once its document loaded: wait for painted content
-    # (a screen of more than a few colours), then for the screen to settle.
+    # (a screen of more than a few colours), then for the screen to settle. LibreOffice paints the
+    # grid first and its toolbars up to a second later (moving the grid), hence the long quiet spell.
     while _grab().reduce(4).getcolors(PAINTED_COLOURS) is not None:
         if time.monotonic() - began > timeout_s:
             raise Refusal(f"the {window!r} window stayed blank for {timeout_s:g} s.")
         time.sleep(0.1)
-    _settle(max(0.5, timeout_s - (time.monotonic() - began)), quiet_s=0.5)
+    # Capped: a blinking text cursor (Writer) never lets the screen settle completely.
+    remaining = timeout_s - (time.monotonic() - began)
+    _settle(min(LAUNCH_SETTLE_CAP_S, max(0.5, remaining)), quiet_s=LAUNCH_QUIET_S)
     return {"window": found.stdout.split()[0], "seconds": time.monotonic() - began}
 
 

@@ -73,7 +73,9 @@ def _red_centre(image: Image.Image) -> list[int]:
     points = [(x, y) for y in range(0, rgb.height, 2) for x in range(0, rgb.width, 2)
               if (lambda p: p[0] > 200 and p[1] < 60 and p[2] < 60)(rgb.getpixel((x, y)))]  # fmt: skip
     assert points, "the red C3 cell is not on the screenshot"
-    return [sum(p[0] for p in points) // len(points), sum(p[1] for p in points) // len(points)]
+    # The median ignores the few red pixels of toolbar icons; the cell is a solid block of them.
+    xs, ys = sorted(p[0] for p in points), sorted(p[1] for p in points)
+    return [xs[len(xs) // 2], ys[len(ys) // 2]]
 
 
 def _computer(action: str, **params) -> dict:
