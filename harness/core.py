@@ -133,6 +133,15 @@ class StateActError(Exception):
     """An error with a one-sentence message meant for the user (printed without a traceback)."""
 
 
+def require_one_of(what: str, value, choices, error: type[Exception] | None = None):
+    """`value` when it is one of `choices`; otherwise `error` (StateActError) naming the choices."""
+    if value not in choices:
+        raise (error or StateActError)(
+            f"unknown {what} {value!r}; choose one of: {', '.join(choices)}."
+        )
+    return value
+
+
 class ToolError(Exception):
     """A tool call that could not be carried out; its message goes back to the model as an error result."""
 

@@ -19,24 +19,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+from mcp.server.mcpserver import Context, Image
+from mcp.server.mcpserver import MCPServer as FastServer
+from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
 
 from sandboxes import BACKENDS, SandboxConfig, open_sandbox
+from sandboxes.images.build import IMAGE_NAMES as IMAGES
 
 from .config import RunConfig
-from .core import Model, StateActError, ToolError, ToolResult
+from .core import Model, StateActError, ToolError, ToolResult, require_one_of
 from .models import ModelConfig, make_model
 from .tools import BashTool, EditorTool, PythonTool, ViewImageTool
-
-try:  # mcp 2.x renamed FastMCP to MCPServer; the decorator API the server uses is the same in both
-    from mcp.server.mcpserver import Context, Image
-    from mcp.server.mcpserver import MCPServer as FastServer
-    from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
-except ImportError:  # mcp 1.x
-    from mcp.server.fastmcp import Context, Image  # type: ignore[no-redef]
-    from mcp.server.fastmcp import FastMCP as FastServer  # type: ignore[no-redef]
-    from mcp.server.fastmcp.exceptions import ToolError as MCPToolError  # type: ignore[no-redef]
-
-IMAGES = ("base", "desktop")
 
 
 @dataclass
@@ -81,10 +74,9 @@ class SandboxPool:
     def create(self, owner: object, backend: str | None, image: str | None, network: bool) -> str:
         backend = backend or self.settings.backend
         image = image or self.settings.image
-        if backend not in BACKENDS:
-            raise ToolError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}.")
-        if backend == "docker" and image not in IMAGES:
-            raise ToolError(f"unknown image {image!r}; choose one of: {', '.join(IMAGES)}.")
+        require_one_of("backend", backend, BACKENDS, ToolError)
+        if backend == "docker":
+            require_one_of("image", image, IMAGES, ToolError)
         config = SandboxConfig(
             backend=backend, image=image, network=network, memory_mb=self.settings.memory_mb
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from harness.core import require_one_of
+
 from .base import SANDBOX_HOME, SANDBOX_USER, Sandbox, SandboxConfig, SandboxError, Snapshot
 
 BACKENDS = ("docker", "local")
@@ -25,14 +27,11 @@ def open_sandbox(config: SandboxConfig | None = None, snapshot: Snapshot | None 
     """
     config = config or SandboxConfig()
     backend = snapshot.backend if snapshot else config.backend
+    require_one_of("sandbox backend", backend, BACKENDS, SandboxError)
     if backend == "docker":
         from .docker_backend import DockerSandbox
 
         return DockerSandbox(config, snapshot)
-    if backend == "local":
-        from .local_backend import LocalSandbox
+    from .local_backend import LocalSandbox
 
-        return LocalSandbox(config, snapshot)
-    raise SandboxError(
-        f"unknown sandbox backend {backend!r}; choose one of: {', '.join(BACKENDS)}."
-    )
+    return LocalSandbox(config, snapshot)

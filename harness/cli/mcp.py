@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.core import StateActError
+from harness.core import require_one_of
 from sandboxes import BACKENDS
 
 
@@ -40,12 +40,8 @@ def run(args) -> int:
     from harness.mcp_server import IMAGES, ServerSettings, serve
     from harness.models import ModelConfig, make_model
 
-    if args.sandbox not in BACKENDS:
-        raise StateActError(
-            f"unknown sandbox backend {args.sandbox!r}; choose one of: {', '.join(BACKENDS)}."
-        )
-    if args.image not in IMAGES:
-        raise StateActError(f"unknown image {args.image!r}; choose one of: {', '.join(IMAGES)}.")
+    require_one_of("sandbox backend", args.sandbox, BACKENDS)
+    require_one_of("image", args.image, IMAGES)
     options = ModelConfig(base_url=args.base_url, api_key=args.api_key)
     if args.gate_model:
         make_model(

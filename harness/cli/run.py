@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.config import CONTROL_MODES, PRESETS, RunConfig
-from harness.core import StateActError
+from harness.core import StateActError, require_one_of
 from sandboxes import BACKENDS
 
 from .progress import TurnProgress
@@ -76,16 +76,9 @@ def add_run_options(parser) -> None:
 
 def build_config(args) -> RunConfig:
     """A RunConfig from the shared command-line options, with bad values named in one sentence."""
-    if args.sandbox not in BACKENDS:
-        raise StateActError(
-            f"unknown sandbox backend {args.sandbox!r}; choose one of: {', '.join(BACKENDS)}."
-        )
-    if args.preset not in PRESETS:
-        raise StateActError(f"unknown preset {args.preset!r}; choose one of: {', '.join(PRESETS)}.")
-    if getattr(args, "control", "stateact") not in CONTROL_MODES:
-        raise StateActError(
-            f"unknown control mode {args.control!r}; choose one of: {', '.join(CONTROL_MODES)}."
-        )
+    require_one_of("sandbox backend", args.sandbox, BACKENDS)
+    require_one_of("preset", args.preset, PRESETS)
+    require_one_of("control mode", getattr(args, "control", "stateact"), CONTROL_MODES)
     if args.max_turns < 1:
         raise StateActError("--max-turns must be at least 1.")
     config = RunConfig(

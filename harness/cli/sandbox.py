@@ -6,7 +6,7 @@ import argparse
 import subprocess
 import sys
 
-from harness.core import StateActError
+from harness.core import StateActError, require_one_of
 from sandboxes import BACKENDS, SandboxConfig, open_sandbox
 
 BACKEND_HELP = (
@@ -50,10 +50,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def _config(args) -> SandboxConfig:
-    if args.backend not in BACKENDS:
-        raise StateActError(
-            f"unknown sandbox backend {args.backend!r}; choose one of: {', '.join(BACKENDS)}."
-        )
+    require_one_of("sandbox backend", args.backend, BACKENDS)
     return SandboxConfig(
         backend=args.backend, image=args.image, memory_mb=args.memory_mb, network=args.network
     )

@@ -8,7 +8,7 @@ returns what `MainAgent.run` would: a `Finished` or `BudgetExceeded`.
 
 from __future__ import annotations
 
-from harness.core import StateActError
+from harness.core import require_one_of
 
 from .stateact import StateActHooks
 
@@ -20,10 +20,7 @@ def run_control(context):
     from .stateact import open_task_state
 
     config, sandbox = context.config, context.sandbox
-    if config.control not in ("andor", "lstc"):
-        raise StateActError(
-            f"unknown control mode {config.control!r}; choose one of: stateact, andor, lstc."
-        )
+    require_one_of("control mode", config.control, ("andor", "lstc"))
     task_state = open_task_state(context)
     on_decision = (
         (lambda decision, probes: task_state.apply_gate_decision(decision, probes, sandbox))
