@@ -24,9 +24,15 @@ def main(names: list[str]) -> int:
     for column in ("name", "ours", "runs", "baseline", "baseline", "ratio", "note"):
         table.add_column(column)
     for r in rows:
-        table.add_row(r.name, f"{r.median_s * 1000:.2f} ms", str(r.runs), r.baseline,
-                      f"{r.baseline_median_s * 1000:.2f} ms" if r.baseline_median_s else "-",
-                      f"{r.ratio:.2f}x" if r.ratio else "-", r.note)  # fmt: skip
+        table.add_row(
+            r.name,
+            f"{r.median_s * 1000:.2f} ms",
+            str(r.runs),
+            r.baseline,
+            f"{r.baseline_median_s * 1000:.2f} ms" if r.baseline_median_s else "-",
+            f"{r.ratio:.2f}x" if r.ratio else "-",
+            r.note,
+        )
     Console().print(table)
     existing = {r["name"]: r for r in json.loads(RESULTS.read_text())} if RESULTS.exists() else {}
     existing.update({r.name: r.as_json() for r in rows})

@@ -56,10 +56,15 @@ def rows() -> list[Row]:
             )
 
     results = [
-        row("desktop ready (Xvfb + openbox + Calc with a file open)", median_time(ours, RUNS, warmup=0), RUNS,
-            f"start everything, then a fixed {FIXED_START_SLEEP_S:g} s sleep", median_time(fixed_sleep, RUNS, warmup=0),
-            note="ours waits for the window, painted content and a settled screen"),
-    ]  # fmt: skip
+        row(
+            "desktop ready (Xvfb + openbox + Calc with a file open)",
+            median_time(ours, RUNS, warmup=0),
+            RUNS,
+            f"start everything, then a fixed {FIXED_START_SLEEP_S:g} s sleep",
+            median_time(fixed_sleep, RUNS, warmup=0),
+            note="ours waits for the window, painted content and a settled screen",
+        ),
+    ]
 
     with open_sandbox(config) as sandbox:
         sandbox.call("file.write", path=BOOK, data_b64=data)
@@ -73,8 +78,15 @@ def rows() -> list[Row]:
 
         def action_fixed_wait():
             x = 200 + next(moves) % 400
-            desktop.act([["mousemove", "--sync", str(x), "300"], ["click", "1"], ["sleep", str(FIXED_ACTION_SLEEP_S)]],
-                        SIZE, settle_s=0.0)  # fmt: skip
+            desktop.act(
+                [
+                    ["mousemove", "--sync", str(x), "300"],
+                    ["click", "1"],
+                    ["sleep", str(FIXED_ACTION_SLEEP_S)],
+                ],
+                SIZE,
+                settle_s=0.0,
+            )
 
         results.append(
             row(
@@ -84,6 +96,6 @@ def rows() -> list[Row]:
                 f"the reference demo: fixed {FIXED_ACTION_SLEEP_S:g} s wait, then the screenshot",
                 median_time(action_fixed_wait, RUNS),
                 note="settled = unchanged for 0.25 s, capped at 2 s",
-            )  # fmt: skip
+            )
         )
     return results

@@ -42,8 +42,12 @@ class TimedScript:
     def complete(self, system, messages, tools) -> ModelReply:
         started = time.perf_counter()
         self.left -= 1
-        call = {"type": "tool_use", "id": f"t{self.left}", "name": "noop" if self.left else "finish",
-                "input": {"text": "x" * 400} if self.left else {"summary": "done"}}  # fmt: skip
+        call = {
+            "type": "tool_use",
+            "id": f"t{self.left}",
+            "name": "noop" if self.left else "finish",
+            "input": {"text": "x" * 400} if self.left else {"summary": "done"},
+        }
         reply = ModelReply(content=[{"type": "text", "text": "next"}, call], usage=self.usage)
         self.spent += time.perf_counter() - started
         return reply
@@ -53,8 +57,14 @@ def _overhead(with_record: bool) -> float:
     model = TimedScript(TURNS)
     with tempfile.TemporaryDirectory() as folder:
         record = RunRecord(folder) if with_record else None
-        loop = ToolLoop(model, [NoopTool(), FinishTool(lambda: 99)], "system", record=record,
-                        config=LoopConfig(max_turns=TURNS + 1), context_note=lambda: "<plan>\n[ ] x\n</plan>")  # fmt: skip
+        loop = ToolLoop(
+            model,
+            [NoopTool(), FinishTool(lambda: 99)],
+            "system",
+            record=record,
+            config=LoopConfig(max_turns=TURNS + 1),
+            context_note=lambda: "<plan>\n[ ] x\n</plan>",
+        )
         started = time.perf_counter()
         loop.run("task")
         total = time.perf_counter() - started
@@ -85,5 +95,13 @@ def rows() -> list[Row]:
     repeats = 5
     ours = sorted(_overhead(True) for _ in range(repeats))[repeats // 2]
     plain = sorted(_plain_loop() for _ in range(repeats))[repeats // 2]
-    return [row("harness overhead per turn (scripted model, no-op tool, record on disk)", ours, repeats * TURNS,
-                "bare call/append loop without record or checks", plain, note="target < 20 ms")]  # fmt: skip
+    return [
+        row(
+            "harness overhead per turn (scripted model, no-op tool, record on disk)",
+            ours,
+            repeats * TURNS,
+            "bare call/append loop without record or checks",
+            plain,
+            note="target < 20 ms",
+        )
+    ]

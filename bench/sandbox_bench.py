@@ -35,8 +35,15 @@ def rows() -> list[Row]:
     def docker_run_true():
         subprocess.run(["docker", "run", "--rm", "--network", "none", image, "true"], check=True)
 
-    results.append(row("sandbox start to first command ready (base image)", median_time(start_and_first_command, START_RUNS),
-                       START_RUNS, "docker run --rm IMAGE true", median_time(docker_run_true, START_RUNS)))  # fmt: skip
+    results.append(
+        row(
+            "sandbox start to first command ready (base image)",
+            median_time(start_and_first_command, START_RUNS),
+            START_RUNS,
+            "docker run --rm IMAGE true",
+            median_time(docker_run_true, START_RUNS),
+        )
+    )
 
     with open_sandbox(config) as sandbox:
         container = sandbox.container.id
@@ -47,12 +54,26 @@ def rows() -> list[Row]:
             )
 
         ours = median_time(lambda: sandbox.call("bash.run", command="true"), RUNS * 10)
-        results.append(row("bash round trip (true), persistent session", ours, RUNS * 10,
-                           "docker exec per command", median_time(docker_exec("true"), RUNS)))  # fmt: skip
+        results.append(
+            row(
+                "bash round trip (true), persistent session",
+                ours,
+                RUNS * 10,
+                "docker exec per command",
+                median_time(docker_exec("true"), RUNS),
+            )
+        )
 
         ours = median_time(lambda: sandbox.call("python.run", code="1 + 1"), RUNS * 10)
-        results.append(row("python round trip (1 + 1), persistent interpreter", ours, RUNS * 10,
-                           "docker exec python3 -c", median_time(docker_exec("python3", "-c", "1 + 1"), RUNS)))  # fmt: skip
+        results.append(
+            row(
+                "python round trip (1 + 1), persistent interpreter",
+                ours,
+                RUNS * 10,
+                "docker exec python3 -c",
+                median_time(docker_exec("python3", "-c", "1 + 1"), RUNS),
+            )
+        )
 
         payload = base64.b64encode(MEGABYTE).decode()
 
@@ -70,8 +91,15 @@ def rows() -> list[Row]:
             stream, _ = sandbox.container.get_archive("/home/user/bench2.bin")
             b"".join(stream)
 
-        results.append(row("file write + read 1 MB (toolbox)", median_time(write_read_ours, RUNS), RUNS,
-                           "engine archive put + get", median_time(write_read_archive, RUNS)))  # fmt: skip
+        results.append(
+            row(
+                "file write + read 1 MB (toolbox)",
+                median_time(write_read_ours, RUNS),
+                RUNS,
+                "engine archive put + get",
+                median_time(write_read_archive, RUNS),
+            )
+        )
 
         def snapshot_cycle():
             sandbox.discard_snapshot(sandbox.snapshot())
@@ -86,8 +114,15 @@ def rows() -> list[Row]:
                 ["docker", "rmi", "-f", "stateact-bench-commit:x"], check=True, capture_output=True
             )
 
-        results.append(row("snapshot (commit + discard)", median_time(snapshot_cycle, 5), 5,
-                           "docker commit + rmi (CLI)", median_time(docker_commit, 5)))  # fmt: skip
+        results.append(
+            row(
+                "snapshot (commit + discard)",
+                median_time(snapshot_cycle, 5),
+                5,
+                "docker commit + rmi (CLI)",
+                median_time(docker_commit, 5),
+            )
+        )
 
     local = SandboxConfig(backend="local")
 
@@ -98,10 +133,24 @@ def rows() -> list[Row]:
     def subprocess_true():
         subprocess.run(["true"], check=True)
 
-    results.append(row("local (bubblewrap) sandbox start to first command", median_time(local_start, START_RUNS),
-                       START_RUNS, "subprocess.run(['true'])", median_time(subprocess_true, RUNS)))  # fmt: skip
+    results.append(
+        row(
+            "local (bubblewrap) sandbox start to first command",
+            median_time(local_start, START_RUNS),
+            START_RUNS,
+            "subprocess.run(['true'])",
+            median_time(subprocess_true, RUNS),
+        )
+    )
     with open_sandbox(local) as sandbox:
         ours = median_time(lambda: sandbox.call("bash.run", command="true"), RUNS * 10)
-        results.append(row("local bash round trip (true)", ours, RUNS * 10, "subprocess.run(['true'])",
-                           median_time(subprocess_true, RUNS)))  # fmt: skip
+        results.append(
+            row(
+                "local bash round trip (true)",
+                ours,
+                RUNS * 10,
+                "subprocess.run(['true'])",
+                median_time(subprocess_true, RUNS),
+            )
+        )
     return results

@@ -77,6 +77,14 @@ def rows() -> list[Row]:
         note = f"{60 / per_task:.1f} tasks/min vs {60 / plain_per_task:.1f}; mean score {score:.2f} (plain {plain_score:.2f})"
         if parallel == 1:
             note += f"; harness overhead {per_task - plain_per_task:+.1f} s/task"
-        result.append(row(f"suite wall time per task, oracle, {count} bundled tasks, --parallel {parallel}", per_task, count,
-                          "setup + solution script + checker per task, fresh sandbox, sequential", plain_per_task, note))  # fmt: skip
+        result.append(
+            row(
+                f"suite wall time per task, oracle, {count} bundled tasks, --parallel {parallel}",
+                per_task,
+                count,
+                "setup + solution script + checker per task, fresh sandbox, sequential",
+                plain_per_task,
+                note,
+            )
+        )
     return result

@@ -113,8 +113,18 @@ class VerdictTool:
 class FinishGate:
     """Reviews `finish` calls of one run; `review` is what the finish tool calls."""
 
-    def __init__(self, instruction: str, sandbox, model: Model, config, record: RunRecord | None,
-                 stats: RunStats, started_at: float, outcome, on_decision=None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        instruction: str,
+        sandbox,
+        model: Model,
+        config,
+        record: RunRecord | None,
+        stats: RunStats,
+        started_at: float,
+        outcome,
+        on_decision=None,
+    ) -> None:
         self.instruction = instruction
         # on_decision(decision, probes) -> extra gaps: lets the task state hear each decision and its
         # probes, and fail the round closed when one of its stored probes fails.
@@ -141,8 +151,16 @@ class FinishGate:
                 decision = Decision(False, list(extra), "task_state")
         self.outcome.gate_passed = decision.passed is True
         if self.record:
-            self.record.write_gate_round(self.rounds, {"round": self.rounds, "passed": decision.passed,
-                                                       "gaps": decision.gaps, "source": decision.source, **details})  # fmt: skip
+            self.record.write_gate_round(
+                self.rounds,
+                {
+                    "round": self.rounds,
+                    "passed": decision.passed,
+                    "gaps": decision.gaps,
+                    "source": decision.source,
+                    **details,
+                },
+            )
             self.record.append(
                 "gate_round",
                 agent="harness",
@@ -163,8 +181,10 @@ class FinishGate:
             else "rejected the finish"
         )
         gaps = "\n".join(f"- {gap}" for gap in decision.gaps)
-        return (f"The independent finish gate {verdict} (round {self.rounds} of "
-                f"{self.config.gate.max_rejections}). Gaps:\n{gaps}\nFix them, verify, and call finish again.")  # fmt: skip
+        return (
+            f"The independent finish gate {verdict} (round {self.rounds} of "
+            f"{self.config.gate.max_rejections}). Gaps:\n{gaps}\nFix them, verify, and call finish again."
+        )
 
     def _round(self) -> tuple[Decision, dict]:
         # Listed in the live sandbox (a read-only walk): a committed snapshot keeps whole-second mtimes.
@@ -196,13 +216,22 @@ class FinishGate:
             ProbeTool(view, probes),
             VerdictTool(),
         ]
-        loop = ToolLoop(self.model, tools, PROMPT, agent=f"gate-{self.rounds}",
-                        config=LoopConfig(max_turns=self.config.gate.max_turns), stats=self.stats,
-                        record=self.record, finish_tool="verdict")  # fmt: skip
+        loop = ToolLoop(
+            self.model,
+            tools,
+            PROMPT,
+            agent=f"gate-{self.rounds}",
+            config=LoopConfig(max_turns=self.config.gate.max_turns),
+            stats=self.stats,
+            record=self.record,
+            finish_tool="verdict",
+        )
         changed_list = "\n".join(f"- {c['path']}" for c in changed["paths"][:200]) or "(none)"
-        message = (f"<instruction>\n{self.instruction}\n</instruction>\n\n<files-changed-during-the-run>\n"
-                   f"{changed_list}\n</files-changed-during-the-run>\n\n<structural-checks>\n"
-                   f"{report.render()}\n</structural-checks>")  # fmt: skip
+        message = (
+            f"<instruction>\n{self.instruction}\n</instruction>\n\n<files-changed-during-the-run>\n"
+            f"{changed_list}\n</files-changed-during-the-run>\n\n<structural-checks>\n"
+            f"{report.render()}\n</structural-checks>"
+        )
         try:
             end = loop.run(message)
         except StateActError as exc:
@@ -213,8 +242,11 @@ class FinishGate:
                 None, [f"the gate gave no verdict ({end.message})"], "no_verdict"
             ), details
         model_passed, gaps = end.status == "passed", json.loads(end.message)
-        failed = [f"probe {p['spec']['kind']} on {p['spec'].get('path') or p['spec'].get('argv') or p['spec'].get('url')}: {p['evidence'][:300]}"
-                  for p in probes if p["verdict"] is False]  # fmt: skip
+        failed = [
+            f"probe {p['spec']['kind']} on {p['spec'].get('path') or p['spec'].get('argv') or p['spec'].get('url')}: {p['evidence'][:300]}"
+            for p in probes
+            if p["verdict"] is False
+        ]
         if model_passed and failed:
             return Decision(False, failed, "probe_override"), details
         return Decision(model_passed, gaps, "model"), details

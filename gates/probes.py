@@ -20,10 +20,41 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness.core import ToolError
 
 READ_ONLY_PROGRAMS = {
-    "ls", "cat", "head", "tail", "grep", "egrep", "stat", "file", "test", "wc", "find", "du", "md5sum",
-    "sha256sum", "pgrep", "which", "diff", "cmp", "unzip", "readlink", "realpath", "dpkg", "gsettings",
-    "sqlite3", "date", "id", "xxd", "od", "sort", "uniq", "cut", "tr", "basename", "dirname",
-}  # fmt: skip
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "grep",
+    "egrep",
+    "stat",
+    "file",
+    "test",
+    "wc",
+    "find",
+    "du",
+    "md5sum",
+    "sha256sum",
+    "pgrep",
+    "which",
+    "diff",
+    "cmp",
+    "unzip",
+    "readlink",
+    "realpath",
+    "dpkg",
+    "gsettings",
+    "sqlite3",
+    "date",
+    "id",
+    "xxd",
+    "od",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "basename",
+    "dirname",
+}
 SHELL_METACHARACTERS = re.compile(r"[|;&<>`$]|\$\(")
 FORBIDDEN_ARGS = {
     "find": {"-exec", "-execdir", "-delete", "-ok", "-okdir", "-fprint", "-fprintf", "-fls"},
@@ -144,10 +175,16 @@ class UrlMatch(ProbeSpec):
 
 
 PROBE_KINDS = {
-    "file_exists": FileExists, "file_grep": FileGrep, "xlsx_cells": XlsxCells, "docx_text": DocText,
-    "pptx_text": DocText, "sqlite_query": SqliteQuery, "shell_command": ShellCommand, "dom_query": DomQuery,
+    "file_exists": FileExists,
+    "file_grep": FileGrep,
+    "xlsx_cells": XlsxCells,
+    "docx_text": DocText,
+    "pptx_text": DocText,
+    "sqlite_query": SqliteQuery,
+    "shell_command": ShellCommand,
+    "dom_query": DomQuery,
     "url_match": UrlMatch,
-}  # fmt: skip
+}
 
 
 @dataclass
@@ -362,6 +399,12 @@ with _sp() as _p:
 """
 
 _RUNNERS = {
-    FileExists: _file_exists, FileGrep: _file_grep, XlsxCells: _xlsx_cells, DocText: _doc_text,
-    SqliteQuery: _sqlite_query, ShellCommand: _shell_command, DomQuery: _dom_query, UrlMatch: _url_match,
-}  # fmt: skip
+    FileExists: _file_exists,
+    FileGrep: _file_grep,
+    XlsxCells: _xlsx_cells,
+    DocText: _doc_text,
+    SqliteQuery: _sqlite_query,
+    ShellCommand: _shell_command,
+    DomQuery: _dom_query,
+    UrlMatch: _url_match,
+}

@@ -122,8 +122,12 @@ def check_deliverables(
     return report
 
 
-def _check_in_place_edit(instruction: str, initially_present: dict[str, bool], changed: set[str],
-                         report: StructuralReport) -> None:  # fmt: skip
+def _check_in_place_edit(
+    instruction: str,
+    initially_present: dict[str, bool],
+    changed: set[str],
+    report: StructuralReport,
+) -> None:
     """When the instruction asks for a change to the one file it names and no visible file at all was
     written during the run, the work was never saved. (If anything else was written, the deliverable
     may legitimately be another file, such as an export; the model check judges that.)"""

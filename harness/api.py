@@ -49,9 +49,17 @@ def make_config(
     return config
 
 
-def run_task(task, model: str | None = None, *, out_dir: str | Path, config: RunConfig | None = None,
-             resume: bool = False, agent_model: Model | None = None, gate_model_object: Model | None = None,
-             **overrides) -> dict:  # fmt: skip
+def run_task(
+    task,
+    model: str | None = None,
+    *,
+    out_dir: str | Path,
+    config: RunConfig | None = None,
+    resume: bool = False,
+    agent_model: Model | None = None,
+    gate_model_object: Model | None = None,
+    **overrides,
+) -> dict:
     """Run one task file (or `Task`) into `out_dir`; returns result.json's content."""
     from .runner import run_task as run
 
@@ -61,8 +69,16 @@ def run_task(task, model: str | None = None, *, out_dir: str | Path, config: Run
     )
 
 
-def run_suite(paths, model: str | None = None, *, out_dir: str | Path, config: RunConfig | None = None,
-              parallel: int = 1, resume: bool = False, **overrides) -> dict:  # fmt: skip
+def run_suite(
+    paths,
+    model: str | None = None,
+    *,
+    out_dir: str | Path,
+    config: RunConfig | None = None,
+    parallel: int = 1,
+    resume: bool = False,
+    **overrides,
+) -> dict:
     """Run every task under `paths`, `parallel` at a time, into `out_dir`; returns summary.json's content."""
     from .suite import run_suite as run
 
@@ -70,9 +86,18 @@ def run_suite(paths, model: str | None = None, *, out_dir: str | Path, config: R
     return run(list(paths), config, out_dir, parallel=parallel, resume=resume, show_progress=False)
 
 
-def run_batch(instruction: str, files, model: str | None = None, *, out_dir: str | Path,
-              config: RunConfig | None = None, parallel: int = 1, resume: bool = False,
-              check: str | Path | None = None, **overrides) -> list[dict]:  # fmt: skip
+def run_batch(
+    instruction: str,
+    files,
+    model: str | None = None,
+    *,
+    out_dir: str | Path,
+    config: RunConfig | None = None,
+    parallel: int = 1,
+    resume: bool = False,
+    check: str | Path | None = None,
+    **overrides,
+) -> list[dict]:
     """Run `instruction` over every file (paths or glob patterns); returns summary.csv's rows as dicts."""
     from .batch import run_batch as run
 
@@ -82,8 +107,16 @@ def run_batch(instruction: str, files, model: str | None = None, *, out_dir: str
     )
 
 
-def run_code(repo: str | Path, instruction: str, model: str | None = None, *, out_dir: str | Path,
-             config: RunConfig | None = None, apply: bool = False, **overrides) -> dict:  # fmt: skip
+def run_code(
+    repo: str | Path,
+    instruction: str,
+    model: str | None = None,
+    *,
+    out_dir: str | Path,
+    config: RunConfig | None = None,
+    apply: bool = False,
+    **overrides,
+) -> dict:
     """Carry out `instruction` on a copy of `repo`; returns the summary (gate verdict, changed files, patch path)."""
     from dataclasses import asdict
 

@@ -114,7 +114,16 @@ def plan_batch(instruction: str, files: list[Path], out_dir: Path) -> list[Batch
                 "name the output with {stem} in the instruction (for example /home/user/{stem}-out.xlsx)."
             )
         outputs[output_name] = source.name
-        items.append(BatchItem(source, sandbox_path, filled, output_sandbox, out_dir / output_name, out_dir / RUNS_DIR / source.name))  # fmt: skip
+        items.append(
+            BatchItem(
+                source,
+                sandbox_path,
+                filled,
+                output_sandbox,
+                out_dir / output_name,
+                out_dir / RUNS_DIR / source.name,
+            )
+        )
     return items
 
 
@@ -179,7 +188,9 @@ def run_batch(
             item.run_dir for item in items if item.run_dir.exists() and any(item.run_dir.iterdir())
         ]
         if started:
-            raise StateActError(f"{out_dir} already holds runs (for example {started[0]}); pass --resume to keep them or choose another --out.")  # fmt: skip
+            raise StateActError(
+                f"{out_dir} already holds runs (for example {started[0]}); pass --resume to keep them or choose another --out."
+            )
     out_dir.mkdir(parents=True, exist_ok=True)
     table = SummaryTable(
         out_dir / SUMMARY_NAME, [item.name for item in items], check_task is not None

@@ -109,12 +109,23 @@ def run_code(
             id=f"code-{sandbox_name(repo)}",
             instruction=code_instruction(instruction, sandbox_path),
             config=[
-                SetupStep(type="download", parameters={"files": [{"url": str(upload), "path": f"{SANDBOX_HOME}/{UPLOAD_NAME}"}]}),
-                SetupStep(type="execute", parameters={"command": f"tar -xf {UPLOAD_NAME} && rm -f {UPLOAD_NAME} && test -d {sandbox_path}", "until": {"returncode": 0}}),
+                SetupStep(
+                    type="download",
+                    parameters={
+                        "files": [{"url": str(upload), "path": f"{SANDBOX_HOME}/{UPLOAD_NAME}"}]
+                    },
+                ),
+                SetupStep(
+                    type="execute",
+                    parameters={
+                        "command": f"tar -xf {UPLOAD_NAME} && rm -f {UPLOAD_NAME} && test -d {sandbox_path}",
+                        "until": {"returncode": 0},
+                    },
+                ),
             ],
             evaluator=Evaluator(func=[]),
             base_dir=scratch,
-        )  # fmt: skip
+        )
         returned = scratch / "returned"
 
         def copy_back(sandbox) -> None:
@@ -135,10 +146,16 @@ def run_code(
             after_run=copy_back,
         )
         summary = CodeSummary(
-            repo=str(repo), sandbox_path=sandbox_path, status=result["status"], gate_passed=result.get("gate_passed") is True,
-            gate_rounds=result.get("gate_rounds", 0), cost_usd=result.get("cost_usd", 0.0), patch=None,
-            run_dir=str(out_dir), error=result.get("error"),
-        )  # fmt: skip
+            repo=str(repo),
+            sandbox_path=sandbox_path,
+            status=result["status"],
+            gate_passed=result.get("gate_passed") is True,
+            gate_rounds=result.get("gate_rounds", 0),
+            cost_usd=result.get("cost_usd", 0.0),
+            patch=None,
+            run_dir=str(out_dir),
+            error=result.get("error"),
+        )
         if returned.is_dir():
             _record_changes(repo, returned, out_dir, summary, scratch)
             # Only a change the gate accepted is written into the user's repository.
@@ -220,9 +237,23 @@ def make_patch(repo: Path, returned: Path, summary: CodeSummary, scratch: Path) 
             shutil.copy2(root / relative, target, follow_symlinks=False)
         (scratch / "diff" / side).mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
-        ["git", "diff", "--no-index", "--binary", "--no-color", "--no-ext-diff", "--src-prefix=", "--dst-prefix=", "a", "b"],
-        cwd=scratch / "diff", capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            "git",
+            "diff",
+            "--no-index",
+            "--binary",
+            "--no-color",
+            "--no-ext-diff",
+            "--src-prefix=",
+            "--dst-prefix=",
+            "a",
+            "b",
+        ],
+        cwd=scratch / "diff",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode not in (0, 1):  # 1 means "there are differences"
         raise StateActError(f"git diff failed: {done.stderr.strip()[:300]}")
     return done.stdout

@@ -23,8 +23,10 @@ img{max-width:100%;border:1px solid #bbb} .muted{color:#777}
 
 
 def _page(title: str, body: str) -> str:
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
-            f"<style>{STYLE}</style></head>\n<body>\n<h1>{escape(title)}</h1>\n{body}\n</body></html>\n")  # fmt: skip
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+        f"<style>{STYLE}</style></head>\n<body>\n<h1>{escape(title)}</h1>\n{body}\n</body></html>\n"
+    )
 
 
 def _pre(text: str) -> str:
@@ -64,9 +66,11 @@ def _gate_cell(result: dict) -> str:
 def write_report(suite_dir: Path, results: list[dict], summary: dict) -> Path:
     """report.html: the summary figures and a table of tasks linking to each run's trajectory.html."""
     suite_dir = Path(suite_dir)
-    parts = [f"<p>{_fmt(summary.get('tasks'))} tasks · model {_fmt(summary.get('model'))} · preset "
-             f"{_fmt(summary.get('preset'))} · success rate {_fmt(summary.get('success_rate'))} · mean score "
-             f"{_fmt(summary.get('mean_score'))} · mean cost ${_fmt(summary.get('mean_cost_usd'), 4)} per task</p>"]  # fmt: skip
+    parts = [
+        f"<p>{_fmt(summary.get('tasks'))} tasks · model {_fmt(summary.get('model'))} · preset "
+        f"{_fmt(summary.get('preset'))} · success rate {_fmt(summary.get('success_rate'))} · mean score "
+        f"{_fmt(summary.get('mean_score'))} · mean cost ${_fmt(summary.get('mean_cost_usd'), 4)} per task</p>"
+    ]
     if summary.get("unfinished"):
         parts.append(
             f'<p class="bad">{summary["unfinished"]} task(s) did not finish; rerun with --resume.</p>'
@@ -81,10 +85,18 @@ def write_report(suite_dir: Path, results: list[dict], summary: dict) -> Path:
             if r.get("error")
             else ""
         )
-        rows.append([_td(link), _td(_fmt(r.get("domain"))), _td(f"{_fmt(r.get('status'))}{error}", css=status_css),
-                     _td(_fmt(r.get("score")), True), _td(f"${_fmt(r.get('cost_usd'), 4)}", True),
-                     _td(_fmt(r.get("main_turns")), True), _td(_fmt(r.get("model_turns")), True),
-                     _td(_gate_cell(r))])  # fmt: skip
+        rows.append(
+            [
+                _td(link),
+                _td(_fmt(r.get("domain"))),
+                _td(f"{_fmt(r.get('status'))}{error}", css=status_css),
+                _td(_fmt(r.get("score")), True),
+                _td(f"${_fmt(r.get('cost_usd'), 4)}", True),
+                _td(_fmt(r.get("main_turns")), True),
+                _td(_fmt(r.get("model_turns")), True),
+                _td(_gate_cell(r)),
+            ]
+        )
     parts += [
         "<h2>Tasks</h2>",
         _table(
@@ -92,9 +104,16 @@ def write_report(suite_dir: Path, results: list[dict], summary: dict) -> Path:
         ),
     ]
     for title, key in (("By domain", "by_domain"), ("By preset / control mode", "by_mode")):
-        group_rows = [[_td(escape(name)), _td(_fmt(g["tasks"]), True), _td(_fmt(g["success_rate"]), True),
-                       _td(_fmt(g["mean_score"]), True), _td(f"${_fmt(g['mean_cost_usd'], 4)}", True)]
-                      for name, g in (summary.get(key) or {}).items()]  # fmt: skip
+        group_rows = [
+            [
+                _td(escape(name)),
+                _td(_fmt(g["tasks"]), True),
+                _td(_fmt(g["success_rate"]), True),
+                _td(_fmt(g["mean_score"]), True),
+                _td(f"${_fmt(g['mean_cost_usd'], 4)}", True),
+            ]
+            for name, g in (summary.get(key) or {}).items()
+        ]
         parts += [
             f"<h2>{title}</h2>",
             _table(["group", "tasks", "success rate", "mean score", "mean cost"], group_rows),
@@ -155,8 +174,10 @@ def _event_html(event: dict) -> str:
     if kind == "model_turn":
         usage = event.get("usage") or {}
         cost = f" · ${usage.get('cost_usd', 0):.4f}" if usage else ""
-        return (f"<div class=\"{css}\"><h3>{escape(agent)} turn {_fmt(event.get('turn'))}{cost}</h3>"
-                f"{_blocks_html(event.get('content'))}</div>")  # fmt: skip
+        return (
+            f'<div class="{css}"><h3>{escape(agent)} turn {_fmt(event.get("turn"))}{cost}</h3>'
+            f"{_blocks_html(event.get('content'))}</div>"
+        )
     if kind == "tool_results":
         return f'<div class="{css}">{_blocks_html(event.get("content"))}</div>'
     if kind == "plan":
@@ -197,9 +218,12 @@ def _gate_rounds_html(run_dir: Path) -> str:
             f"<li>[{'ok' if f.get('ok') else 'FAIL'}] {escape(str(f.get('check')))} {escape(str(f.get('path')))}: "
             f"{escape(str(f.get('detail')))}</li>"
             for f in data.get("structural", [])
-        )  # fmt: skip
-        parts.append(f"<h3>round {_fmt(data.get('round'))}: {verdict} (decided by {_fmt(data.get('source'))})</h3>"
-                     f"<ul>{gaps}</ul>" + (f"<p>structural checks</p><ul>{structural}</ul>" if structural else ""))  # fmt: skip
+        )
+        parts.append(
+            f"<h3>round {_fmt(data.get('round'))}: {verdict} (decided by {_fmt(data.get('source'))})</h3>"
+            f"<ul>{gaps}</ul>"
+            + (f"<p>structural checks</p><ul>{structural}</ul>" if structural else "")
+        )
     return "\n".join(parts) or '<p class="muted">The gate did not run.</p>'
 
 
@@ -210,20 +234,41 @@ def write_trajectory_html(run_dir: Path) -> Path:
     result = json.loads(result_path.read_text()) if result_path.exists() else {}
     events = load_events(run_dir)
     plans = [e for e in events if e.get("event") == "plan" and e.get("agent") == "main"]
-    fields = ("task_id", "status", "score", "error", "cost_usd", "model_turns", "main_turns", "tool_uses",
-              "delegations", "gui_steps", "gate_rounds", "gate_passed", "duration_s")  # fmt: skip
+    fields = (
+        "task_id",
+        "status",
+        "score",
+        "error",
+        "cost_usd",
+        "model_turns",
+        "main_turns",
+        "tool_uses",
+        "delegations",
+        "gui_steps",
+        "gate_rounds",
+        "gate_passed",
+        "duration_s",
+    )
     rows = [[_td(escape(name)), _td(_fmt(result.get(name)))] for name in fields if name in result]
     plan = "".join(
         f"<li>[{escape(i.get('status', '?'))}] {escape(i.get('text', ''))}</li>"
         for i in (plans[-1]["items"] if plans else [])
     )
     body = [
-        "<p><a href=\"../../report.html\">suite report</a></p>" if run_dir.parent.name == "runs" else "",
-        "<h2>Result</h2>", _table(["field", "value"], rows) if rows else "<p class=\"bad\">No result.json: the run did not finish.</p>",
-        "<h2>Plan</h2>", f"<ul>{plan}</ul>" if plan else "<p class=\"muted\">No plan was written.</p>",
-        "<h2>Gate rounds</h2>", _gate_rounds_html(run_dir),
-        "<h2>Trajectory</h2>", "\n".join(_event_html(e) for e in events) or "<p class=\"muted\">No events.</p>",
-    ]  # fmt: skip
+        '<p><a href="../../report.html">suite report</a></p>'
+        if run_dir.parent.name == "runs"
+        else "",
+        "<h2>Result</h2>",
+        _table(["field", "value"], rows)
+        if rows
+        else '<p class="bad">No result.json: the run did not finish.</p>',
+        "<h2>Plan</h2>",
+        f"<ul>{plan}</ul>" if plan else '<p class="muted">No plan was written.</p>',
+        "<h2>Gate rounds</h2>",
+        _gate_rounds_html(run_dir),
+        "<h2>Trajectory</h2>",
+        "\n".join(_event_html(e) for e in events) or '<p class="muted">No events.</p>',
+    ]
     path = run_dir / "trajectory.html"
     path.write_text(
         _page(f"Run {result.get('task_id', run_dir.name)}", "\n".join(body)), encoding="utf-8"

@@ -245,11 +245,26 @@ def build_server(settings: ServerSettings) -> FastServer:
     @server.tool(
         description="View, create and edit text files in the sandbox (str_replace_based_edit_tool semantics): command is view, create, str_replace, insert or undo_edit; paths are absolute."
     )
-    async def editor(ctx: Context, sandbox_id: str, command: str, path: str, file_text: str | None = None, old_str: str | None = None,
-                     new_str: str | None = None, insert_line: int | None = None, insert_text: str | None = None,
-                     view_range: list[int] | None = None):  # fmt: skip
-        given = {"file_text": file_text, "old_str": old_str, "new_str": new_str, "insert_line": insert_line,
-                 "insert_text": insert_text, "view_range": view_range}  # fmt: skip
+    async def editor(
+        ctx: Context,
+        sandbox_id: str,
+        command: str,
+        path: str,
+        file_text: str | None = None,
+        old_str: str | None = None,
+        new_str: str | None = None,
+        insert_line: int | None = None,
+        insert_text: str | None = None,
+        view_range: list[int] | None = None,
+    ):
+        given = {
+            "file_text": file_text,
+            "old_str": old_str,
+            "new_str": new_str,
+            "insert_line": insert_line,
+            "insert_text": insert_text,
+            "view_range": view_range,
+        }
         params = {key: value for key, value in given.items() if value is not None}
         return (
             await tool_call(ctx, sandbox_id, EditorTool, command=command, path=path, **params)

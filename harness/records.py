@@ -18,10 +18,23 @@ import time
 from pathlib import Path
 
 RESULT_FIELDS = (
-    "task_id", "score", "success", "status", "error", "cost_usd", "input_tokens", "output_tokens",
-    "model_turns", "main_turns", "tool_uses", "delegations", "gui_steps", "gate_rounds",
-    "gate_passed", "duration_s",
-)  # fmt: skip
+    "task_id",
+    "score",
+    "success",
+    "status",
+    "error",
+    "cost_usd",
+    "input_tokens",
+    "output_tokens",
+    "model_turns",
+    "main_turns",
+    "tool_uses",
+    "delegations",
+    "gui_steps",
+    "gate_rounds",
+    "gate_passed",
+    "duration_s",
+)
 
 
 def write_json_atomic(path: Path, data) -> None:

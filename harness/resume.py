@@ -89,17 +89,36 @@ def restore_main_agent(
     if pending_results.get("main"):
         # Killed between a model turn and its results: the calls were replayed above, but the model
         # never saw their output; tell it so rather than inventing results.
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": use.get("id", ""), "is_error": True,
-             "content": [{"type": "text", "text": "The run was interrupted while this call ran; it was "
-                          "run again on resume, but its output was lost. Check its effect."}]}
-            for use in pending_results["main"]
-        ]})  # fmt: skip
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": use.get("id", ""),
+                        "is_error": True,
+                        "content": [
+                            {
+                                "type": "text",
+                                "text": "The run was interrupted while this call ran; it was "
+                                "run again on resume, but its output was lost. Check its effect.",
+                            }
+                        ],
+                    }
+                    for use in pending_results["main"]
+                ],
+            }
+        )
     loop.messages = messages
     if hasattr(loop.model, "fast_forward"):  # scripted and replayed models continue where they were
         loop.model.fast_forward(loop.turns)
-    record.append("resumed", agent="harness", replayed_calls=replayed, restored_messages=len(messages),
-                  since_event_index=since_event_index)  # fmt: skip
+    record.append(
+        "resumed",
+        agent="harness",
+        replayed_calls=replayed,
+        restored_messages=len(messages),
+        since_event_index=since_event_index,
+    )
     log.info("resumed: %d messages restored, %d tool calls replayed", len(messages), replayed)
 
 

@@ -37,6 +37,14 @@ class RunContext:
         from gates import build_review
 
         return build_review(
-            self.task.instruction, self.sandbox, self.config, self.record, self.stats,
-            self.started_at, self.outcome, self.model, self.gate_model, on_decision,
-        )  # fmt: skip
+            self.task.instruction,
+            self.sandbox,
+            self.config,
+            self.record,
+            self.stats,
+            self.started_at,
+            self.outcome,
+            self.model,
+            self.gate_model,
+            on_decision,
+        )

@@ -72,8 +72,19 @@ def run_task(
             started_at=started_at,
             milestone=milestone and milestone["number"],
         )
-        context = RunContext(task, config, model, gate_model, sandbox, record, stats, outcome,
-                             started_at, resume, milestone)  # fmt: skip
+        context = RunContext(
+            task,
+            config,
+            model,
+            gate_model,
+            sandbox,
+            record,
+            stats,
+            outcome,
+            started_at,
+            resume,
+            milestone,
+        )
         end = _run_agent(context)
         outcome.status, outcome.final_action = (
             end.status,
@@ -112,10 +123,17 @@ def _run_agent(context: RunContext):
         if config.subagents.enabled
         else None
     )
-    agent = MainAgent(model, sandbox, config, record=context.record, stats=stats,
-                      review=context.review(hooks.on_decision), delegate_tool=hooks.wrap_delegate(delegate),
-                      context_notes=hooks.context_notes,
-                      extra_tools=main_agent_extra_tools(sandbox, config, model, stats))  # fmt: skip
+    agent = MainAgent(
+        model,
+        sandbox,
+        config,
+        record=context.record,
+        stats=stats,
+        review=context.review(hooks.on_decision),
+        delegate_tool=hooks.wrap_delegate(delegate),
+        context_notes=hooks.context_notes,
+        extra_tools=main_agent_extra_tools(sandbox, config, model, stats),
+    )
     context.outcome.status = "running"
     if context.resume:
         restore_main_agent(

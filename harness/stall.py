@@ -81,9 +81,10 @@ class StallDetector:
         if self.idle_turns >= self.config.no_progress_turns:
             self.idle_turns = 0
             return StallSignal(
-                "no_progress", self.config.no_progress_turns,
+                "no_progress",
+                self.config.no_progress_turns,
                 f"{self.config.no_progress_turns} turns changed no file and produced no new output",
-            )  # fmt: skip
+            )
         return None
 
     def observe_gate(self, gaps: list[str]) -> StallSignal | None:

@@ -145,8 +145,17 @@ def dry_run(
 def bare_result(task_id: str, status: str, error: str) -> dict:
     """result.json of a task that was never run: score 0 with the reason."""
     result = {name: 0 for name in RESULT_FIELDS}
-    result.update(task_id=task_id, score=0.0, success=False, status=status, error=error, cost_usd=0.0,
-                  gate_passed=None, duration_s=0.0, metrics=[])  # fmt: skip
+    result.update(
+        task_id=task_id,
+        score=0.0,
+        success=False,
+        status=status,
+        error=error,
+        cost_usd=0.0,
+        gate_passed=None,
+        duration_s=0.0,
+        metrics=[],
+    )
     return result
 
 
@@ -200,9 +209,17 @@ class ResultsFile:
 class SuiteRun:
     """One suite run: which tasks, where, with which models; `run()` returns the summary."""
 
-    def __init__(self, paths, config: RunConfig, out_dir, parallel: int, resume: bool,
-                 model_factory: ModelFactory | None, gate_model_factory: ModelFactory | None,
-                 on_result: Callable[[dict], None] | None = None):  # fmt: skip
+    def __init__(
+        self,
+        paths,
+        config: RunConfig,
+        out_dir,
+        parallel: int,
+        resume: bool,
+        model_factory: ModelFactory | None,
+        gate_model_factory: ModelFactory | None,
+        on_result: Callable[[dict], None] | None = None,
+    ):
         if parallel < 1:
             raise StateActError("--parallel must be at least 1.")
         self.config = config
@@ -330,8 +347,14 @@ class SuiteRun:
                 gate_model = self.gate_model_factory(task) if self.gate_model_factory else None
             except StateActError as exc:
                 return self._write_bare(run_dir, bare_result(task.id, "model_error", str(exc)))
-            result = run_task(task, self.config, run_dir, model=model, gate_model=gate_model,
-                              on_turn=self._check_stop)  # fmt: skip
+            result = run_task(
+                task,
+                self.config,
+                run_dir,
+                model=model,
+                gate_model=gate_model,
+                on_turn=self._check_stop,
+            )
             # A desktop that did not come up under load is the machine's fault, not the model's:
             # try once more in a fresh sandbox, but never after the model has spent a turn.
             environment_failed = (
@@ -379,9 +402,14 @@ class SuiteRun:
         """Write summary.json and report.html over the tasks that finished, in discovery order."""
         ordered = [results[p] for p in self.task_paths if p in results]
         summary = summaries.summarize(ordered)
-        summary.update(suite_tasks=len(self.task_paths), unfinished=len(self.task_paths) - len(ordered),
-                       model=self.config.model, preset=self.config.preset, control=self.config.control,
-                       written_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))  # fmt: skip
+        summary.update(
+            suite_tasks=len(self.task_paths),
+            unfinished=len(self.task_paths) - len(ordered),
+            model=self.config.model,
+            preset=self.config.preset,
+            control=self.config.control,
+            written_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        )
         write_json_atomic(self.out_dir / "summary.json", summary)
         write_report(self.out_dir, ordered, summary)
         return summary
@@ -410,8 +438,16 @@ def run_suite(
         from harness.cli.suite import SuiteProgress
 
         with SuiteProgress(len(discover_tasks(paths)), enabled=sys.stderr.isatty()) as progress:
-            return run_suite(paths, config, out_dir, parallel=parallel, resume=resume, model_factory=model_factory,
-                             gate_model_factory=gate_model_factory, on_result=progress.advance)  # fmt: skip
+            return run_suite(
+                paths,
+                config,
+                out_dir,
+                parallel=parallel,
+                resume=resume,
+                model_factory=model_factory,
+                gate_model_factory=gate_model_factory,
+                on_result=progress.advance,
+            )
     suite = SuiteRun(
         paths, config, out_dir, parallel, resume, model_factory, gate_model_factory, on_result
     )

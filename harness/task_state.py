@@ -55,8 +55,15 @@ class Change:
 class TaskState:
     """Requirements, values and verified evidence of one run; see the module docstring for the rules."""
 
-    def __init__(self, instruction: str, requirements: list[Requirement], *, origin: str = "model",
-                 note: str = "", run_dir: Path | None = None):  # fmt: skip
+    def __init__(
+        self,
+        instruction: str,
+        requirements: list[Requirement],
+        *,
+        origin: str = "model",
+        note: str = "",
+        run_dir: Path | None = None,
+    ):
         self.instruction = instruction
         self.requirements = requirements
         self.origin = origin
@@ -79,8 +86,12 @@ class TaskState:
 
         asker = JsonAsker(model, stats, record, agent="task-state", main=False)
         try:
-            parsed, error = asker.ask(prompt("task_state.md"), f"<instruction>\n{instruction}\n</instruction>",
-                                      parse_requirements, "task_state")  # fmt: skip
+            parsed, error = asker.ask(
+                prompt("task_state.md"),
+                f"<instruction>\n{instruction}\n</instruction>",
+                parse_requirements,
+                "task_state",
+            )
         except StateActError as exc:
             parsed, error = None, f"the model call failed: {exc}"
         if parsed:
@@ -102,8 +113,13 @@ class TaskState:
         state.values = {path: "named in the instruction" for path in named_paths(instruction)}
         state._write({"type": "init", **state.snapshot()})
         if record is not None:
-            record.append("task_state", agent="harness", origin=state.origin, note=state.note,
-                          requirements=[asdict(r) for r in state.requirements])  # fmt: skip
+            record.append(
+                "task_state",
+                agent="harness",
+                origin=state.origin,
+                note=state.note,
+                requirements=[asdict(r) for r in state.requirements],
+            )
         return state
 
     @classmethod
@@ -144,8 +160,13 @@ class TaskState:
         return state
 
     def snapshot(self) -> dict:
-        return {"instruction": self.instruction, "origin": self.origin, "note": self.note,
-                "requirements": [asdict(r) for r in self.requirements], "values": dict(self.values)}  # fmt: skip
+        return {
+            "instruction": self.instruction,
+            "origin": self.origin,
+            "note": self.note,
+            "requirements": [asdict(r) for r in self.requirements],
+            "values": dict(self.values),
+        }
 
     # -- what the agent sees ----------------------------------------------------------------------
 
@@ -205,8 +226,11 @@ class TaskState:
             if verdict is not None:
                 self._decide(self._get(rid), verdict, evidence, source)
         self._flush()
-        return [Change(**{k: e[k] for k in ("requirement", "before", "after", "source", "evidence")})
-                for e in self.evidence[before:] if e["before"] != e["after"]]  # fmt: skip
+        return [
+            Change(**{k: e[k] for k in ("requirement", "before", "after", "source", "evidence")})
+            for e in self.evidence[before:]
+            if e["before"] != e["after"]
+        ]
 
     def set_value(self, name: str, value: str, source: str) -> None:
         if self.values.get(name) == value:
@@ -248,8 +272,14 @@ class TaskState:
             after = VERIFIED
         else:
             after = INVALIDATED if before == VERIFIED else before
-        entry = {"requirement": requirement.id, "before": before, "after": after, "source": source,
-                 "evidence": evidence[:EVIDENCE_CHARS], "verdict": verdict}  # fmt: skip
+        entry = {
+            "requirement": requirement.id,
+            "before": before,
+            "after": after,
+            "source": source,
+            "evidence": evidence[:EVIDENCE_CHARS],
+            "verdict": verdict,
+        }
         self.evidence.append(entry)
         if after == before and requirement.evidence == entry["evidence"]:
             return

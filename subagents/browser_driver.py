@@ -11,9 +11,13 @@ import re
 MARKER = "@@STATEACT-RESULT@@ "
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]  # fmt: skip
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ACTION_TIMEOUT_MS = 5000
 NAVIGATION_TIMEOUT_MS = 30000
 SETTLE_TIMEOUT_MS = 1500

@@ -182,9 +182,16 @@ class DelegateTool:
         report = _report_text(name, end, loop)
         if self.record:
             self.record.append(
-                "delegation", agent=self.parent, specialist=agent, name=name, task=task,
-                facts=facts, report=report, turns=loop.turns, status=end.status,
-            )  # fmt: skip
+                "delegation",
+                agent=self.parent,
+                specialist=agent,
+                name=name,
+                task=task,
+                facts=facts,
+                report=report,
+                turns=loop.turns,
+                status=end.status,
+            )
         return ToolResult(output=f"Report from {name} ({loop.turns} turns):\n{report}")
 
     def _tools(self, agent: str, name: str, task: str) -> tuple[list[Tool], object]:
@@ -209,7 +216,7 @@ class DelegateTool:
                     allowed=["worker"],
                     parent=name,
                     shared=self.shared,
-                )  # fmt: skip
+                )
             )
         review = self._nested_review(task) if self.config.subagents.nested_gate else None
         return [*tools, ReportTool(review)], plan_note(plan)

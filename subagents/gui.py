@@ -17,10 +17,24 @@ from harness.models.pricing import parse_claude_name
 from .desktop import Desktop
 
 ACTIONS = (
-    "screenshot", "left_click", "right_click", "middle_click", "double_click", "triple_click",
-    "mouse_move", "left_click_drag", "left_mouse_down", "left_mouse_up", "type", "key", "hold_key",
-    "scroll", "wait", "zoom", "cursor_position",
-)  # fmt: skip
+    "screenshot",
+    "left_click",
+    "right_click",
+    "middle_click",
+    "double_click",
+    "triple_click",
+    "mouse_move",
+    "left_click_drag",
+    "left_mouse_down",
+    "left_mouse_up",
+    "type",
+    "key",
+    "hold_key",
+    "scroll",
+    "wait",
+    "zoom",
+    "cursor_position",
+)
 CLICKS = {
     "left_click": ["click", "1"],
     "right_click": ["click", "3"],
@@ -32,14 +46,39 @@ SCROLL_BUTTONS = {"up": "4", "down": "5", "left": "6", "right": "7"}
 TYPE_CHUNK = 50
 MAX_WAIT_S = 60.0
 KEY_ALIASES = {
-    "enter": "Return", "return": "Return", "esc": "Escape", "escape": "Escape", "tab": "Tab",
-    "backspace": "BackSpace", "delete": "Delete", "del": "Delete", "space": "space", "up": "Up",
-    "down": "Down", "left": "Left", "right": "Right", "pageup": "Page_Up", "page_up": "Page_Up",
-    "pagedown": "Page_Down", "page_down": "Page_Down", "home": "Home", "end": "End", "insert": "Insert",
-    "ctrl": "ctrl", "control": "ctrl", "alt": "alt", "shift": "shift", "super": "super", "cmd": "super",
-    "win": "super", "meta": "super", "capslock": "Caps_Lock", "printscreen": "Print", "menu": "Menu",
+    "enter": "Return",
+    "return": "Return",
+    "esc": "Escape",
+    "escape": "Escape",
+    "tab": "Tab",
+    "backspace": "BackSpace",
+    "delete": "Delete",
+    "del": "Delete",
+    "space": "space",
+    "up": "Up",
+    "down": "Down",
+    "left": "Left",
+    "right": "Right",
+    "pageup": "Page_Up",
+    "page_up": "Page_Up",
+    "pagedown": "Page_Down",
+    "page_down": "Page_Down",
+    "home": "Home",
+    "end": "End",
+    "insert": "Insert",
+    "ctrl": "ctrl",
+    "control": "ctrl",
+    "alt": "alt",
+    "shift": "shift",
+    "super": "super",
+    "cmd": "super",
+    "win": "super",
+    "meta": "super",
+    "capslock": "Caps_Lock",
+    "printscreen": "Print",
+    "menu": "Menu",
     **{f"f{n}": f"F{n}" for n in range(1, 13)},
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)
@@ -173,7 +212,7 @@ class ComputerTool:
                     },
                 },
                 "required": ["action"],
-            },  # fmt: skip
+            },
             native_type=version,
             native_params=params,
         )

@@ -132,8 +132,17 @@ def test_anthropic_run_against_a_fake_messages_api(tmp_path):
     }
     with FakeAnthropicServer(agent_script(usage)) as server:
         env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key"}
-        done = stateact("run", str(task), "--model", "anthropic/claude-sonnet-4-5", "--image", "base",
-                        "--out", str(tmp_path / "run"), env=env)  # fmt: skip
+        done = stateact(
+            "run",
+            str(task),
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--image",
+            "base",
+            "--out",
+            str(tmp_path / "run"),
+            env=env,
+        )
         requests = server.completion_requests()
     assert done.returncode == 0, done.stderr
     result = json.loads((tmp_path / "run" / "result.json").read_text())
@@ -171,8 +180,18 @@ def test_openai_compatible_run_with_malformed_and_unknown_calls(tmp_path):
         },
     ]
     with FakeOpenAIServer(script) as server:
-        done = stateact("run", str(task), "--model", "openai/qwen3-9b", "--base-url", server.base_url,
-                        "--image", "base", "--out", str(tmp_path / "run"))  # fmt: skip
+        done = stateact(
+            "run",
+            str(task),
+            "--model",
+            "openai/qwen3-9b",
+            "--base-url",
+            server.base_url,
+            "--image",
+            "base",
+            "--out",
+            str(tmp_path / "run"),
+        )
         requests = server.completion_requests()
     assert done.returncode == 0, done.stderr
     result = json.loads((tmp_path / "run" / "result.json").read_text())

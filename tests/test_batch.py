@@ -74,17 +74,40 @@ def make_check(folder: Path) -> Path:
     task = {
         "id": "b1-sum-check",
         "instruction": "(checker only)",
-        "evaluator": {"func": "compare_table", "result": {"type": "vm_file", "path": "/home/user/placeholder.xlsx", "dest": "out.xlsx"},
-                      "options": {"rules": [rule]}},
-    }  # fmt: skip
+        "evaluator": {
+            "func": "compare_table",
+            "result": {
+                "type": "vm_file",
+                "path": "/home/user/placeholder.xlsx",
+                "dest": "out.xlsx",
+            },
+            "options": {"rules": [rule]},
+        },
+    }
     path = folder / "check.json"
     path.write_text(json.dumps(task))
     return path
 
 
 def batch_argv(books: Path, out: Path, agent: str, gate: str, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "harness.cli", "batch", "--instruction", INSTRUCTION, str(books / "*.xlsx"),
-            "--model", agent, "--gate-model", gate, "--image", "base", "--out", str(out), *extra]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "batch",
+        "--instruction",
+        INSTRUCTION,
+        str(books / "*.xlsx"),
+        "--model",
+        agent,
+        "--gate-model",
+        gate,
+        "--image",
+        "base",
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def read_summary(out: Path) -> dict[str, dict]:
@@ -165,8 +188,19 @@ def test_batch_killed_midway_resumes_without_redoing_finished_files(tmp_path):
 
 
 def test_a_glob_that_matches_nothing_is_one_clear_error(tmp_path):
-    argv = [sys.executable, "-m", "harness.cli", "batch", "--instruction", "x {file}", str(tmp_path / "*.xlsx"),
-            "--model", "script/none.json", "--out", str(tmp_path / "out")]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "batch",
+        "--instruction",
+        "x {file}",
+        str(tmp_path / "*.xlsx"),
+        "--model",
+        "script/none.json",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=REPO)
     assert done.returncode == 2
     assert (

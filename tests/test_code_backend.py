@@ -56,11 +56,22 @@ def call(name: str, **params) -> dict:
 
 AGENT_TURNS = [
     call("bash", command=TEST_COMMAND),
-    call("str_replace_based_edit_tool", command="str_replace", path="/home/user/calcproj/calc.py", old_str="a - b", new_str="a + b"),
-    call("str_replace_based_edit_tool", command="create", path="/home/user/calcproj/NOTES.md", file_text="add fixed\n"),
+    call(
+        "str_replace_based_edit_tool",
+        command="str_replace",
+        path="/home/user/calcproj/calc.py",
+        old_str="a - b",
+        new_str="a + b",
+    ),
+    call(
+        "str_replace_based_edit_tool",
+        command="create",
+        path="/home/user/calcproj/NOTES.md",
+        file_text="add fixed\n",
+    ),
     call("bash", command=TEST_COMMAND),
     call("finish", summary="fixed add"),
-]  # fmt: skip
+]
 GATE_TURNS = [call("bash", command=TEST_COMMAND), call("verdict", passed=True, gaps=[])]
 
 
@@ -70,8 +81,12 @@ def stateact(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     }
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True, text=True, timeout=timeout, cwd=REPO, env=environment,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env=environment,
+    )
 
 
 def gate_bash_commands(run_dir: Path) -> list[str]:
@@ -92,8 +107,19 @@ def test_code_fixes_a_failing_test_and_leaves_the_repo_alone(tmp_path):
     agent = write_script(tmp_path / "agent.json", AGENT_TURNS)
     gate = write_script(tmp_path / "gate.json", GATE_TURNS)
     run_dir = tmp_path / "run"
-    done = stateact("code", "--repo", str(repo), "Make the failing test in test_calc.py pass.", "--model", agent,
-                    "--gate-model", gate, "--out", str(run_dir), "--json")  # fmt: skip
+    done = stateact(
+        "code",
+        "--repo",
+        str(repo),
+        "Make the failing test in test_calc.py pass.",
+        "--model",
+        agent,
+        "--gate-model",
+        gate,
+        "--out",
+        str(run_dir),
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["gate_passed"] is True and summary["status"] == "completed"
@@ -126,8 +152,19 @@ def test_code_apply_writes_the_change(tmp_path):
     repo = make_repo(tmp_path)
     agent = write_script(tmp_path / "agent.json", AGENT_TURNS)
     gate = write_script(tmp_path / "gate.json", GATE_TURNS)
-    done = stateact("code", "--repo", str(repo), "Make the failing test pass.", "--model", agent,
-                    "--gate-model", gate, "--out", str(tmp_path / "run"), "--apply")  # fmt: skip
+    done = stateact(
+        "code",
+        "--repo",
+        str(repo),
+        "Make the failing test pass.",
+        "--model",
+        agent,
+        "--gate-model",
+        gate,
+        "--out",
+        str(tmp_path / "run"),
+        "--apply",
+    )
     assert done.returncode == 0, done.stderr
     assert "applied to" in done.stdout
     assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
@@ -146,8 +183,20 @@ def test_code_gate_rejection_exits_nonzero_and_applies_nothing(tmp_path):
             call("verdict", passed=False, gaps=["tests were not run by the author"]),
         ],
     )
-    done = stateact("code", "--repo", str(repo), "Make the failing test pass.", "--model", agent, "--gate-model", gate,
-                    "--out", str(tmp_path / "run"), "--apply", "--json")  # fmt: skip
+    done = stateact(
+        "code",
+        "--repo",
+        str(repo),
+        "Make the failing test pass.",
+        "--model",
+        agent,
+        "--gate-model",
+        gate,
+        "--out",
+        str(tmp_path / "run"),
+        "--apply",
+        "--json",
+    )
     assert done.returncode == 1, done.stderr
     summary = json.loads(done.stdout)
     assert summary["gate_passed"] is False and summary["applied"] is False

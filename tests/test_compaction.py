@@ -12,8 +12,20 @@ WINDOW = 12_000
 
 
 def script() -> list:
-    turns = [{"tool_calls": [{"name": "plan", "input": {"items": [
-        {"text": "count to a thousand, in pieces", "status": "in_progress"}]}}]}]  # fmt: skip
+    turns = [
+        {
+            "tool_calls": [
+                {
+                    "name": "plan",
+                    "input": {
+                        "items": [
+                            {"text": "count to a thousand, in pieces", "status": "in_progress"}
+                        ]
+                    },
+                }
+            ]
+        }
+    ]
     for step in range(1, TURNS):
         turns.append(
             {

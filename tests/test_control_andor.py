@@ -89,8 +89,13 @@ def test_repair_and_or_alternative_recover_failed_nodes(tmp_path):
                         {"goal": "write b.txt"},
                     ],
                 }
-            return {"type": "or", "children": [{"goal": "b.txt via python", "type": "action", "probe": grep(B, "B")},
-                                               {"goal": "b.txt via bash", "type": "action", "probe": grep(B, "B")}]}  # fmt: skip
+            return {
+                "type": "or",
+                "children": [
+                    {"goal": "b.txt via python", "type": "action", "probe": grep(B, "B")},
+                    {"goal": "b.txt via bash", "type": "action", "probe": grep(B, "B")},
+                ],
+            }
         if "failed" in system:  # repair of the root after 1.1 failed
             return {
                 "children": [
@@ -135,8 +140,13 @@ def test_repair_and_or_alternative_recover_failed_nodes(tmp_path):
     assert len(history) == tree["steps"] and history[-1]["tree"] == {**tree, "steps": tree["steps"]}
     assert not any("tool" in json.dumps(c["system"]) and "tools" in c for c in model.planner_calls)
 
-    report = subprocess.run([sys.executable, "-m", "harness.cli", "report", str(tmp_path / "run")],
-                            capture_output=True, text=True, cwd=REPO, timeout=60)  # fmt: skip
+    report = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "report", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
     assert report.returncode == 0, report.stderr
     drawing = report.stdout
     assert "AND/OR tree" in drawing and "[+] 1 AND Create" in drawing and "rev 1" in drawing
@@ -150,8 +160,13 @@ def test_a_subgoal_injected_into_the_running_tree_runs_next(tmp_path):
 
     def planner(system, text):
         if "plan one node" in system:
-            return {"type": "and", "children": [{"goal": "write a.txt", "type": "action", "probe": grep(A, "A")},
-                                                {"goal": "write b.txt", "type": "action", "probe": grep(B, "B")}]}  # fmt: skip
+            return {
+                "type": "and",
+                "children": [
+                    {"goal": "write a.txt", "type": "action", "probe": grep(A, "A")},
+                    {"goal": "write b.txt", "type": "action", "probe": grep(B, "B")},
+                ],
+            }
         return {"prune": [], "rewrite": {}}
 
     scripts = {

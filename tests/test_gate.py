@@ -39,8 +39,15 @@ def verdict(passed: bool, gaps=()) -> dict:
 
 
 def task(tmp_path: Path, instruction: str, evaluator: dict | None = None) -> Task:
-    return Task.model_validate({"id": "gate-test", "instruction": instruction, "config": [],
-                                "evaluator": evaluator or {}, "base_dir": tmp_path})  # fmt: skip
+    return Task.model_validate(
+        {
+            "id": "gate-test",
+            "instruction": instruction,
+            "config": [],
+            "evaluator": evaluator or {},
+            "base_dir": tmp_path,
+        }
+    )
 
 
 def run(
@@ -169,11 +176,19 @@ def test_gate_cannot_change_the_state_it_judges(tmp_path):
 
 
 def test_xlsx_cells_probe_reads_formula_text(local_sandbox):
-    script = ("import openpyxl; wb = openpyxl.Workbook(); ws = wb.active; ws['A1'] = 2; ws['A2'] = 3; "
-              "ws['B1'] = '=SUM(A1:A2)'; wb.save('/home/user/book.xlsx')")  # fmt: skip
+    script = (
+        "import openpyxl; wb = openpyxl.Workbook(); ws = wb.active; ws['A1'] = 2; ws['A2'] = 3; "
+        "ws['B1'] = '=SUM(A1:A2)'; wb.save('/home/user/book.xlsx')"
+    )
     local_sandbox.call("python.run", code=script)
-    spec = validate_probe({"kind": "xlsx_cells", "path": "/home/user/book.xlsx", "cells": ["B1"],
-                           "expect": {"B1": {"formula": "=SUM(A1:A2)"}}})  # fmt: skip
+    spec = validate_probe(
+        {
+            "kind": "xlsx_cells",
+            "path": "/home/user/book.xlsx",
+            "cells": ["B1"],
+            "expect": {"B1": {"formula": "=SUM(A1:A2)"}},
+        }
+    )
     outcome = run_probe(spec, local_sandbox)
     assert outcome.verdict is True and "formula='=SUM(A1:A2)'" in outcome.evidence
     wrong = validate_probe(

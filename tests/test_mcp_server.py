@@ -137,10 +137,18 @@ async def session_flow(gate_script: str) -> dict:
 def test_mcp_client_session_end_to_end(tmp_path):
     require_image("base")
     gate = tmp_path / "gate.json"
-    gate.write_text(json.dumps([
-        {"tool_calls": [{"name": "bash", "input": {"command": "cat /home/user/notes/todo.txt"}}]},
-        {"tool_calls": [{"name": "verdict", "input": {"passed": True, "gaps": []}}]},
-    ]))  # fmt: skip
+    gate.write_text(
+        json.dumps(
+            [
+                {
+                    "tool_calls": [
+                        {"name": "bash", "input": {"command": "cat /home/user/notes/todo.txt"}}
+                    ]
+                },
+                {"tool_calls": [{"name": "verdict", "input": {"passed": True, "gaps": []}}]},
+            ]
+        )
+    )
     seen = anyio.run(session_flow, f"script/{gate}")
     assert seen["tools"] == TOOLS
     assert seen["read"] == "hello\nworld\n" and "12 bytes" in seen["write"]

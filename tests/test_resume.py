@@ -21,17 +21,34 @@ def test_kill_then_resume_finishes_the_task(tmp_path):
     require_image("base")
     task = make_task(tmp_path)
     script = tmp_path / "script.json"
-    script.write_text(json.dumps([
-        calls(("plan", {"items": [{"text": "formula in B1", "status": "in_progress"}]})),
-        calls(("python", {"code": EDIT_CODE})),
-        calls(("bash", {"command": "sleep 6; echo slept"})),
-        calls(("bash", {"command": READ_BACK})),
-        calls(("bash", {"command": "ls -la /home/user"})),
-        calls(("finish", {"summary": "done"})),
-    ]))  # fmt: skip
+    script.write_text(
+        json.dumps(
+            [
+                calls(("plan", {"items": [{"text": "formula in B1", "status": "in_progress"}]})),
+                calls(("python", {"code": EDIT_CODE})),
+                calls(("bash", {"command": "sleep 6; echo slept"})),
+                calls(("bash", {"command": READ_BACK})),
+                calls(("bash", {"command": "ls -la /home/user"})),
+                calls(("finish", {"summary": "done"})),
+            ]
+        )
+    )
     run_dir = tmp_path / "run"
-    command = [sys.executable, "-m", "harness.cli", "run", str(task), "--model", f"script/{script}",
-               "--preset", "no-verify", "--image", "base", "--out", str(run_dir)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        str(task),
+        "--model",
+        f"script/{script}",
+        "--preset",
+        "no-verify",
+        "--image",
+        "base",
+        "--out",
+        str(run_dir),
+    ]
     first = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     trajectory = run_dir / "trajectory.jsonl"
     deadline = time.monotonic() + 120

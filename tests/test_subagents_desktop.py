@@ -70,8 +70,12 @@ def _images(messages: list[dict]) -> list[Image.Image]:
 def _red_centre(image: Image.Image) -> list[int]:
     """Centre of the red cell the workbook was given: found in the screenshot, not assumed."""
     rgb = image.convert("RGB")
-    points = [(x, y) for y in range(0, rgb.height, 2) for x in range(0, rgb.width, 2)
-              if (lambda p: p[0] > 200 and p[1] < 60 and p[2] < 60)(rgb.getpixel((x, y)))]  # fmt: skip
+    points = [
+        (x, y)
+        for y in range(0, rgb.height, 2)
+        for x in range(0, rgb.width, 2)
+        if (lambda p: p[0] > 200 and p[1] < 60 and p[2] < 60)(rgb.getpixel((x, y)))
+    ]
     assert points, "the red C3 cell is not on the screenshot"
     # The median ignores the few red pixels of toolbar icons; the cell is a solid block of them.
     xs, ys = sorted(p[0] for p in points), sorted(p[1] for p in points)
@@ -221,11 +225,12 @@ def page_url(desktop_sandbox):
         data_b64=base64.b64encode(PAGE.encode()).decode(),
     )
     desktop_sandbox.call(
-        "bash.run", session="test-web-server",
+        "bash.run",
+        session="test-web-server",
         command="cd /home/user/site && (setsid python3 -m http.server 8765 --bind 127.0.0.1 >/tmp/http.log 2>&1 &) && "
-                "for i in $(seq 100); do python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:8765/')\" "
-                "2>/dev/null && break; sleep 0.1; done",
-    )  # fmt: skip
+        "for i in $(seq 100); do python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:8765/')\" "
+        "2>/dev/null && break; sleep 0.1; done",
+    )
     return "http://127.0.0.1:8765/form.html"
 
 
@@ -260,13 +265,30 @@ def test_web_reads_the_dom_with_handles_and_changes_the_page_by_selector(
             {"tool_calls": [{"name": "navigate", "input": {"url": page_url}}]},
             {"tool_calls": [{"name": "read_dom", "input": {}}]},
             fill_name,
-            lambda *a: {"tool_calls": [{"name": "select", "input": {"selector": f'[data-sa-id="{handles["lang"]}"]', "value": "Français"}}]},
+            lambda *a: {
+                "tool_calls": [
+                    {
+                        "name": "select",
+                        "input": {
+                            "selector": f'[data-sa-id="{handles["lang"]}"]',
+                            "value": "Français",
+                        },
+                    }
+                ]
+            },
             lambda *a: {"tool_calls": [{"name": "click", "input": {"selector": handles["go"]}}]},
-            {"tool_calls": [{"name": "run_js", "input": {"code": "document.getElementById('out').textContent"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "run_js",
+                        "input": {"code": "document.getElementById('out').textContent"},
+                    }
+                ]
+            },
             {"tool_calls": [{"name": "read_dom", "input": {}}]},
             {"tool_calls": [{"name": "report", "input": {"text": "greeted"}}]},
         ]
-    )  # fmt: skip
+    )
     stats = RunStats()
     result = DelegateTool(desktop_sandbox, config, None, stats, model)(
         agent="web", task="Greet Zoë in French."

@@ -133,10 +133,16 @@ def test_toolset_results_echo_the_toolset_and_a_failed_batch_stops():
     tool = _Failing()
     loop = ToolLoop(ScriptedModel([]), [tool, ReportTool()], "", finish_tool="report")
     blocks = [
-        {"type": "tool_use", "id": f"t{n}", "name": "computer", "input": {"action": action},
-         "_toolset_name": "computer", "_member": action}
+        {
+            "type": "tool_use",
+            "id": f"t{n}",
+            "name": "computer",
+            "input": {"action": action},
+            "_toolset_name": "computer",
+            "_member": action,
+        }
         for n, action in enumerate(["screenshot", "bad", "left_click"])
-    ]  # fmt: skip
+    ]
     loop.model = type("M", (), {"complete": lambda *a: _reply(blocks), "name": "m"})()
     loop.step()
     results = loop.messages[-1]["content"]

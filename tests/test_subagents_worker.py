@@ -53,16 +53,29 @@ def test_a_long_exploration_adds_only_the_report_to_the_main_context(base_sandbo
     model = SnapshotModel(
         [
             {"tool_calls": [{"name": "bash", "input": {"command": "pwd"}}]},
-            {"tool_calls": [{"name": "delegate", "input": {"agent": "worker", "task": "Explore and find the biggest thing."}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "delegate",
+                        "input": {"agent": "worker", "task": "Explore and find the biggest thing."},
+                    }
+                ]
+            },
             *worker_turns,
             {"tool_calls": [{"name": "bash", "input": {"command": "pwd"}}]},
             {"tool_calls": [{"name": "report", "input": {"text": "main done"}}]},
         ]
-    )  # fmt: skip
+    )
     stats, record = RunStats(), RunRecord(tmp_path / "run")
     delegate = DelegateTool(base_sandbox, RunConfig(), record, stats, model)
-    main = ToolLoop(model, [BashTool(base_sandbox), delegate, ReportTool()], "main", stats=stats, record=record,
-                    finish_tool="report")  # fmt: skip
+    main = ToolLoop(
+        model,
+        [BashTool(base_sandbox), delegate, ReportTool()],
+        "main",
+        stats=stats,
+        record=record,
+        finish_tool="report",
+    )
     end = main.run("Do the task.")
     record.close()
     assert end.status == "reported" and end.message == "main done"

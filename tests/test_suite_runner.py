@@ -25,8 +25,13 @@ BUNDLED = REPO / "tasks" / "suites" / "longhorizon"
 
 
 def stateact(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+    )
 
 
 def write_task(suite: Path, task: dict, solution: str | None = None) -> Path:
@@ -335,8 +340,19 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes_the_rest(tmp_path):
         write_task(
             suite, file_task(f"t-os-00{n}", "hello"), "sleep 2; echo hello > /home/user/out.txt\n"
         )
-    argv = [sys.executable, "-m", "harness.cli", "suite", str(suite), "--model", "script/oracle", "--image", "base",
-            "--out", str(out)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "suite",
+        str(suite),
+        "--model",
+        "script/oracle",
+        "--image",
+        "base",
+        "--out",
+        str(out),
+    ]
     child = subprocess.Popen(
         argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

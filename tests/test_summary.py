@@ -7,14 +7,40 @@ import pytest
 from harness.summary import gate_confusion, gui_use, summarize, summary_line
 
 
-def result(task_id, score, status="completed", *, domain="calc", cost=0.0, gate_rounds=1, gate_passed=True,
-           main_steps=4, gui=0, preset="full", turns=5, tools=6):  # fmt: skip
+def result(
+    task_id,
+    score,
+    status="completed",
+    *,
+    domain="calc",
+    cost=0.0,
+    gate_rounds=1,
+    gate_passed=True,
+    main_steps=4,
+    gui=0,
+    preset="full",
+    turns=5,
+    tools=6,
+):
     return {
-        "task_id": task_id, "score": score, "success": score == 1.0, "status": status, "error": None,
-        "cost_usd": cost, "model_turns": turns, "main_turns": turns - 1, "tool_uses": tools,
-        "gate_rounds": gate_rounds, "gate_passed": gate_passed, "domain": domain, "preset": preset,
-        "control": "stateact", "main_steps": main_steps, "gui_delegations": gui, "duration_s": 2.0,
-    }  # fmt: skip
+        "task_id": task_id,
+        "score": score,
+        "success": score == 1.0,
+        "status": status,
+        "error": None,
+        "cost_usd": cost,
+        "model_turns": turns,
+        "main_turns": turns - 1,
+        "tool_uses": tools,
+        "gate_rounds": gate_rounds,
+        "gate_passed": gate_passed,
+        "domain": domain,
+        "preset": preset,
+        "control": "stateact",
+        "main_steps": main_steps,
+        "gui_delegations": gui,
+        "duration_s": 2.0,
+    }
 
 
 RESULTS = [
@@ -69,8 +95,12 @@ def test_per_domain_and_per_mode_breakdowns():
     assert summary["by_domain"]["os"]["success_rate"] == 0.0
     assert summary["by_mode"]["full/stateact"]["tasks"] == 5
     assert summary["by_mode"]["no-act/stateact"] == {
-        "tasks": 1, "successes": 0, "success_rate": 0.0, "mean_score": 0.0, "mean_cost_usd": 0.4
-    }  # fmt: skip
+        "tasks": 1,
+        "successes": 0,
+        "success_rate": 0.0,
+        "mean_score": 0.0,
+        "mean_cost_usd": 0.4,
+    }
 
 
 def test_status_counts():
@@ -84,9 +114,13 @@ def test_status_counts():
 
 def test_gate_confusion_against_the_checker():
     assert gate_confusion(RESULTS) == {
-        "reviewed": 4, "accepted_correct": 1, "accepted_below_1": 1, "rejected": 2,
-        "rejected_but_correct": 1, "not_reviewed": 2,
-    }  # fmt: skip
+        "reviewed": 4,
+        "accepted_correct": 1,
+        "accepted_below_1": 1,
+        "rejected": 2,
+        "rejected_but_correct": 1,
+        "not_reviewed": 2,
+    }
 
 
 def test_gui_use_shares():

@@ -48,9 +48,15 @@ def run(args) -> int:
     make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
     with BatchProgress(len(files)) as progress:
         rows = run_batch(
-            args.instruction, files, args.out, config,
-            parallel=args.parallel, resume=args.resume, check=args.check, on_result=progress.advance,
-        )  # fmt: skip
+            args.instruction,
+            files,
+            args.out,
+            config,
+            parallel=args.parallel,
+            resume=args.resume,
+            check=args.check,
+            on_result=progress.advance,
+        )
     passed = sum(row["gate_passed"] is True for row in rows)
     statuses = ", ".join(
         f"{n} {status}" for status, n in Counter(row["status"] for row in rows).items()
@@ -72,9 +78,12 @@ class BatchProgress:
     def __enter__(self) -> BatchProgress:
         if sys.stderr.isatty():
             self.bar = Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
                 console=Console(stderr=True),
-            )  # fmt: skip
+            )
             self.task = self.bar.add_task("batch", total=self.total)
             self.bar.start()
         return self

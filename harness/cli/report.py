@@ -65,14 +65,19 @@ def summarize_run(run_dir: Path) -> dict:
 
 def render(summary: dict) -> str:
     result = summary["result"]
-    lines = [f"Run {summary['run_dir']}", f"  task:    {result.get('task_id', '?')}",
-             f"  status:  {result.get('status')}" + (f" — {result['error']}" if result.get("error") else ""),
-             f"  score:   {result.get('score')}", f"  cost:    ${result.get('cost_usd', 0):.4f} "
-             f"({result.get('input_tokens', 0):,} tokens in, {result.get('output_tokens', 0):,} out)",
-             f"  time:    {result.get('duration_s', 0):.1f} s",
-             "  turns:   " + ", ".join(f"{a} {n}" for a, n in summary["turns_by_agent"].items()),
-             "  tools:   " + ", ".join(f"{t} ×{n}" for t, n in summary["tool_calls"].items()),
-             f"  compactions: {summary['compactions']}"]  # fmt: skip
+    lines = [
+        f"Run {summary['run_dir']}",
+        f"  task:    {result.get('task_id', '?')}",
+        f"  status:  {result.get('status')}"
+        + (f" — {result['error']}" if result.get("error") else ""),
+        f"  score:   {result.get('score')}",
+        f"  cost:    ${result.get('cost_usd', 0):.4f} "
+        f"({result.get('input_tokens', 0):,} tokens in, {result.get('output_tokens', 0):,} out)",
+        f"  time:    {result.get('duration_s', 0):.1f} s",
+        "  turns:   " + ", ".join(f"{a} {n}" for a, n in summary["turns_by_agent"].items()),
+        "  tools:   " + ", ".join(f"{t} ×{n}" for t, n in summary["tool_calls"].items()),
+        f"  compactions: {summary['compactions']}",
+    ]
     if summary["plan"]:
         lines.append("  plan:")
         lines += [f"    {MARKS.get(i['status'], '[?]')} {i['text']}" for i in summary["plan"]]

@@ -76,8 +76,10 @@ def run(args) -> int:
             f"{NOTICE} Scores show whether the tasks, fixtures and checkers work, not how good a model is."
         )
         if args.demo:
-            say(f"No ANTHROPIC_API_KEY is set, so the demo uses the oracle. To run it on a real model:\n"
-                f"  ANTHROPIC_API_KEY=… stateact suite {' '.join(args.paths)} --demo --model {DEMO_MODEL} --out runs/demo-model")  # fmt: skip
+            say(
+                f"No ANTHROPIC_API_KEY is set, so the demo uses the oracle. To run it on a real model:\n"
+                f"  ANTHROPIC_API_KEY=… stateact suite {' '.join(args.paths)} --demo --model {DEMO_MODEL} --out runs/demo-model"
+            )
     else:
         from harness.models import make_model
 
@@ -126,8 +128,14 @@ class SuiteProgress:
                 TimeElapsedColumn,
             )
 
-            self.bar = Progress(TextColumn("suite"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                                TimeElapsedColumn(), console=Console(stderr=True))  # fmt: skip
+            self.bar = Progress(
+                TextColumn("suite"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+            )
             self.task = self.bar.add_task("", total=total)
 
     def __enter__(self) -> SuiteProgress:

@@ -202,9 +202,11 @@ class AndOrController:
     def _context(self, node: Node, extra: str = "") -> str:
         tree = "\n".join(draw_tree(self.tree.to_dict()))
         notes = "\n".join(f"- {n}" for n in self.notes[-8:]) or "(none yet)"
-        return (f"<task>\n{self.instruction}\n</task>\n\n<tree>\n{tree}\n</tree>\n\n<progress-notes>\n{notes}\n"
-                f"</progress-notes>\n\n<node id=\"{node.id}\" depth=\"{self.tree.depth(node)}\" "
-                f"max-depth=\"{self.settings.max_depth}\">\n{node.goal}\n</node>{extra}")  # fmt: skip
+        return (
+            f"<task>\n{self.instruction}\n</task>\n\n<tree>\n{tree}\n</tree>\n\n<progress-notes>\n{notes}\n"
+            f'</progress-notes>\n\n<node id="{node.id}" depth="{self.tree.depth(node)}" '
+            f'max-depth="{self.settings.max_depth}">\n{node.goal}\n</node>{extra}'
+        )
 
     def _expand(self, node: Node) -> None:
         self.tree.revisions += 1
@@ -314,13 +316,26 @@ class AndOrController:
                 "action_limit", f"the tree used its {self.settings.max_actions} action nodes"
             )
         tools = self._worker_tools()
-        loop_config = LoopConfig(max_turns=self.settings.worker_turns, max_cost_usd=self.config.loop.max_cost_usd,
-                                 max_wall_s=self.config.loop.max_wall_s)  # fmt: skip
-        loop = ToolLoop(self.model, tools, prompt("andor_action.md"), agent=f"andor-{node.id}", config=loop_config,
-                        stats=self.stats, record=self.record, finish_tool="report")  # fmt: skip
+        loop_config = LoopConfig(
+            max_turns=self.settings.worker_turns,
+            max_cost_usd=self.config.loop.max_cost_usd,
+            max_wall_s=self.config.loop.max_wall_s,
+        )
+        loop = ToolLoop(
+            self.model,
+            tools,
+            prompt("andor_action.md"),
+            agent=f"andor-{node.id}",
+            config=loop_config,
+            stats=self.stats,
+            record=self.record,
+            finish_tool="report",
+        )
         done = "\n".join(f"- {n}" for n in self.notes[-8:]) or "(nothing yet)"
-        end = loop.run(f"<task>\n{self.instruction}\n</task>\n\n<done-so-far>\n{done}\n</done-so-far>\n\n"
-                       f"<your-subgoal>\n{node.goal}\n</your-subgoal>")  # fmt: skip
+        end = loop.run(
+            f"<task>\n{self.instruction}\n</task>\n\n<done-so-far>\n{done}\n</done-so-far>\n\n"
+            f"<your-subgoal>\n{node.goal}\n</your-subgoal>"
+        )
         if isinstance(end, BudgetExceeded) and end.status in RUN_ENDING:
             raise end
         if not (isinstance(end, Finished) and end.status == "reported"):

@@ -102,6 +102,10 @@ class JsonAsker:
     def _record(self, purpose: str, attempt: int, text: str, error: str | None) -> None:
         if self.record is not None:
             self.record.append(
-                "json_request", agent=self.agent, purpose=purpose, attempt=attempt,
-                answer=(text or "")[:RAW_RECORD_CHARS], error=error,
-            )  # fmt: skip
+                "json_request",
+                agent=self.agent,
+                purpose=purpose,
+                attempt=attempt,
+                answer=(text or "")[:RAW_RECORD_CHARS],
+                error=error,
+            )

@@ -51,9 +51,15 @@ class LongTermState:
         evidence = "\n".join(f"- {line}" for line in self.evidence) or "- (none yet)"
         done = "\n".join(f"- {s}" for s in self.done_subgoals[-6:]) or "- (none)"
         avoid = "\n".join(f"- {s}" for s in self.suppressed_text[-5:])
-        parts = [f"TASK: {instruction}", f"STEP: {self.steps + 1}", f"STATUS: {self.status}",
-                 f"SUBGOAL: {self.subgoal or '(none yet)'}", f"DONE SUBGOALS:\n{done}",
-                 f"EVIDENCE FOR THE SUBGOAL:\n{evidence}", f"FEEDBACK: {self.feedback}"]  # fmt: skip
+        parts = [
+            f"TASK: {instruction}",
+            f"STEP: {self.steps + 1}",
+            f"STATUS: {self.status}",
+            f"SUBGOAL: {self.subgoal or '(none yet)'}",
+            f"DONE SUBGOALS:\n{done}",
+            f"EVIDENCE FOR THE SUBGOAL:\n{evidence}",
+            f"FEEDBACK: {self.feedback}",
+        ]
         if avoid:
             parts.append(f"DO NOT REPEAT (no effect before):\n{avoid}")
         if task_state is not None:
@@ -143,8 +149,12 @@ class LstcController:
 
     def _step(self) -> None:
         user = self.state.render(self.instruction, self.task_state)
-        commitment, error = self.ask.ask(prompt("lstc_plan.md"), user,
-                                         lambda v: parse_commitment(v, self.settings.max_actions_per_step), "commit")  # fmt: skip
+        commitment, error = self.ask.ask(
+            prompt("lstc_plan.md"),
+            user,
+            lambda v: parse_commitment(v, self.settings.max_actions_per_step),
+            "commit",
+        )
         self.state.steps += 1
         if commitment is None:
             self.state.status, self.state.feedback = (

@@ -121,7 +121,9 @@ class StateActHooks:
 
     def _fresh_worker(self, delegate, signal) -> str:
         facts = self.task_state.render() if self.task_state else None
-        task = (f"The main agent stalled ({signal.detail}). Continue this task with a different approach and "
-                f"report the state you leave:\n{self.instruction}")  # fmt: skip
+        task = (
+            f"The main agent stalled ({signal.detail}). Continue this task with a different approach and "
+            f"report the state you leave:\n{self.instruction}"
+        )
         result = delegate(agent="worker", task=task, facts=facts)
         return result.output or result.error or ""

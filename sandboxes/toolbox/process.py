@@ -32,5 +32,9 @@ def run_process(argv: list[str], timeout: float, max_output: int, cwd: str) -> d
     collected = BoundedOutput(max_output)
     collected.feed(output)
     text, cut = collected.finish()
-    return {"exit_code": 124 if timed_out else process.returncode, "output": text,
-            "timed_out": timed_out, "truncated_chars": cut}  # fmt: skip
+    return {
+        "exit_code": 124 if timed_out else process.returncode,
+        "output": text,
+        "timed_out": timed_out,
+        "truncated_chars": cut,
+    }
