@@ -45,14 +45,7 @@ nohup dockerd --bridge=none --iptables=false --ip-masq=false >>"$LOG" 2>&1 </dev
 dockerd_pid=$!
 
 for _ in $(seq "$WAIT_S"); do
-    # The Makefile keeps Python in a virtual environment; Debian's python3 needs python3-venv for that.
-if ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
-    echo "install-engine: installing python3-venv"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null \
-        || fail "apt-get install python3-venv failed."
-fi
-
-if docker info >/dev/null 2>&1; then
+    if docker info >/dev/null 2>&1; then
         echo "install-engine: the Docker engine is running (dockerd pid $dockerd_pid)"
         exit 0
     fi
