@@ -53,6 +53,16 @@ DEVIATIONS.update(
             "line. StateAct refuses with an error that points to python, file/xxd or view_image.",
             {0: Expect(outcome="error", text_contains="binary")},
         ),
+        "view_lone_cr": Deviation(
+            "The reference reads files with universal newlines, so a lone CR (old Mac line "
+            "ends, progress bars in logs) becomes a line break in its view and its edits, and an "
+            "old_str with that CR never matches. StateAct reads only LF and CRLF as line ends, so "
+            "the view, the line numbers and the edits agree with the bytes on disk.",
+            {
+                0: Expect(text_contains="`cat -n` on {root}/a.txt:\n     1\ta\rb\n     2\t\n"),
+                1: Expect(outcome="ok", text_contains="     1\tc\n", files={"a.txt": "c\n"}),
+            },
+        ),
         "view_hidden_directory_itself": Deviation(
             "The reference's `find -not -path '*/.*'` drops every path under a hidden folder, so "
             "viewing ~/.config lists nothing at all. StateAct hides only hidden names below the "
