@@ -4,16 +4,17 @@
 anthropics/anthropic-quickstarts, `computer-use-demo/computer_use_demo/tools/edit.py`, at the
 commit named in the file) returned for each call, recorded in a scratch environment outside the
 project: the outcome (ok or error), the text the model sees, its numbered lines and the files
-under the scenario's root after the call. Here the same calls go through the real toolbox
-process (`python -m toolbox`, as a sandbox runs it) and every field must agree, except where the
-reference is at fault: `DEVIATIONS` names those calls, the reason, and StateAct's own result,
-which is asserted instead (docs/editor.md lists them for users).
+under the scenario's root after the call. Here the same calls go through the real toolbox (as a
+local process, `python -m toolbox`, and inside a docker sandbox of the base image) and every field
+must agree, except where the reference is at fault: `DEVIATIONS` names those calls, the reason,
+and StateAct's own result, which is asserted instead (docs/editor.md lists them for users).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.core import ToolError
 from tests.editor_deviations import DEVIATIONS, Expect
 from tests.test_toolbox import ToolboxProcess
 
@@ -98,37 +100,97 @@ def directory_entries(text: str) -> tuple[str, set[str]]:
     return header, {entry.rstrip("/") for entry in entries if entry}
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("home")
+class ProcessTarget:
+    """The toolbox as a local process (`python -m toolbox`), files set up directly."""
+
+    def __init__(self, home: Path):
+        self.home = home
+        self.toolbox = ToolboxProcess(home)
+
+    def prepare(self, scenario_id: str, files: dict[str, bytes]) -> str:
+        root = self.home / scenario_id
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir()
+        for rel, data in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+        return str(root)
+
+    def edit(self, params: dict) -> tuple[str, str]:
+        response = self.toolbox.request("editor.run", **params)
+        if "result" in response:
+            return "ok", response["result"]["output"]
+        return "error", response["error"]["message"]
+
+    def snapshot(self, root: str) -> dict:
+        return snapshot(Path(root))
+
+    def close(self) -> None:
+        assert self.toolbox.close() == 0
+
+
+class SandboxTarget:
+    """A docker sandbox from the base image (its own Python, user `user`), used over the RPC."""
+
+    SNAPSHOT = "\n".join(
+        [
+            "import base64, hashlib, json, os, sys",
+            "from pathlib import Path",
+            f"BIG = {BIG}",
+            inspect.getsource(snapshot),
+            "print(json.dumps(snapshot(Path(sys.argv[1]))))",
+        ]
+    )
+
+    def __init__(self, sandbox):
+        self.sandbox = sandbox
+
+    def prepare(self, scenario_id: str, files: dict[str, bytes]) -> str:
+        root = f"/home/user/editor-reference/{scenario_id}"
+        self.sandbox.call("proc.run", argv=["rm", "-rf", root])
+        self.sandbox.call("proc.run", argv=["mkdir", "-p", root])
+        for rel, data in files.items():
+            self.sandbox.call(
+                "file.write", path=f"{root}/{rel}", data_b64=base64.b64encode(data).decode()
+            )
+        return root
+
+    def edit(self, params: dict) -> tuple[str, str]:
+        try:
+            return "ok", self.sandbox.call("editor.run", **params)["output"]
+        except ToolError as exc:
+            return "error", str(exc)
+
+    def snapshot(self, root: str) -> dict:
+        result = self.sandbox.call("proc.run", argv=["python3", "-c", self.SNAPSHOT, root])
+        return json.loads(result["output"])
+
+    def close(self) -> None:
+        pass
 
 
 @pytest.fixture(scope="module")
-def toolbox(home):
-    client = ToolboxProcess(home)
-    yield client
-    assert client.close() == 0
+def process_target(tmp_path_factory):
+    target = ProcessTarget(tmp_path_factory.mktemp("home"))
+    yield target
+    target.close()
 
 
-def replay(toolbox, home: Path, scenario: dict) -> list[Outcome]:
-    root = home / scenario["id"]
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir()
-    for rel, spec in scenario.get("files", {}).items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(file_text(spec).encode())
+@pytest.fixture(scope="module")
+def sandbox_target(base_sandbox):
+    return SandboxTarget(base_sandbox)
+
+
+def replay(target, scenario: dict) -> list[Outcome]:
+    files = {rel: file_text(spec).encode() for rel, spec in scenario.get("files", {}).items()}
     for rel, data in scenario.get("files_b64", {}).items():
-        (root / rel).write_bytes(base64.b64decode(data))
+        files[rel] = base64.b64decode(data)
+    root = target.prepare(scenario["id"], files)
     outcomes = []
     for call in scenario["calls"]:
-        params = {name: fill(value, str(root)) for name, value in call["params"].items()}
-        response = toolbox.request("editor.run", **params)
-        if "result" in response:
-            outcome, text = "ok", response["result"]["output"]
-        else:
-            outcome, text = "error", response["error"]["message"]
-        outcomes.append(Outcome(outcome, text.replace(str(root), "{root}"), snapshot(root)))
+        params = {name: fill(value, root) for name, value in call["params"].items()}
+        outcome, text = target.edit(params)
+        outcomes.append(Outcome(outcome, text.replace(root, "{root}"), target.snapshot(root)))
     return outcomes
 
 
@@ -138,10 +200,19 @@ def check_clear_error(text: str) -> None:
 
 
 @pytest.mark.parametrize("scenario_id", list(SCENARIOS))
-def test_matches_reference(toolbox, home, scenario_id):
+def test_matches_reference(process_target, scenario_id):
+    compare(scenario_id, replay(process_target, SCENARIOS[scenario_id]))
+
+
+def test_matches_reference_in_a_docker_sandbox(sandbox_target):
+    """The same comparison inside a real sandbox: the image's Python runs the toolbox."""
+    for scenario_id, scenario in SCENARIOS.items():
+        compare(scenario_id, replay(sandbox_target, scenario))
+
+
+def compare(scenario_id: str, outcomes: list[Outcome]) -> None:
     scenario = SCENARIOS[scenario_id]
     deviation = DEVIATIONS.get(scenario_id)
-    outcomes = replay(toolbox, home, scenario)
     for index, (ours, recorded) in enumerate(zip(outcomes, scenario["calls"], strict=True)):
         where = f"{scenario_id} call {index} {recorded['params']}"
         expect: Expect = deviation.calls.get(index, Expect()) if deviation else Expect()
