@@ -119,3 +119,17 @@ def test_view_clips_after_16000_characters_of_file_text():
     body = view.split("\n", 1)[1]
     text = "\n".join(line.split("\t", 1)[1] for line in body.rstrip("\n").split("\n"))
     assert text == content[:MAX_VIEW_CHARS] + TRUNCATED_NOTE
+
+
+def test_insert_written_with_spaces_into_tab_indented_code_gets_tabs(tmp_path):
+    from sandboxes.toolbox.editor import Editor
+
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n\tif x:\n\t\treturn 1\n")
+    editor = Editor(cwd=lambda: str(tmp_path))
+    output = editor.run("insert", str(path), insert_line=2, insert_text="                log(x)\n")
+    assert "     3\t                log(x)\n" in output
+    assert path.read_text() == "def f():\n\tif x:\n\t\tlog(x)\n\t\treturn 1\n"
+    path.write_text("a:\n    b\n")  # space-indented: left as written
+    editor.run("insert", str(path), insert_line=2, insert_text="        c")
+    assert path.read_text() == "a:\n    b\n        c\n"

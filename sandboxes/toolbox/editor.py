@@ -175,7 +175,8 @@ class Editor:
                 f"of lines of the file: [0, {len(lines)}] (0 inserts at the top)."
             )
         inserted = split_lines(ends.model(text_to_insert).replace("\r\n", "\n"))
-        if TAB_INDENTED.search(ends.text):
+        nearby = "\n".join(lines[max(0, insert_line - 50) : insert_line + 50])
+        if TAB_INDENTED.search(nearby):
             # The view showed the file's tab indentation as spaces; write the new lines' with tabs.
             inserted = indent_with_tabs("\n".join(inserted), keep_first=False).split("\n")
         new_lines = lines[:insert_line] + inserted + lines[insert_line:]

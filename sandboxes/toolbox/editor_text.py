@@ -103,31 +103,42 @@ def replace_tabs_as_spaces(text: str, old: str, new: str) -> TabMatch:
     own characters (tabs stay tabs), and when the span is indented with tabs the new lines'
     indentation is written with tabs too.
     """
-    expanded = Expansion.of(text)
     wide_text, wide_old = text.expandtabs(TAB_SIZE), old.expandtabs(TAB_SIZE)
     count = wide_text.count(wide_old) if wide_old else 0
     if count != 1:
         return TabMatch(count, occurrence_lines(wide_text, wide_old))
     position = wide_text.find(wide_old)
     end = position + len(wide_old)
+    # Tabs expand line by line, so only the lines holding the match need a column map.
+    wide_start = wide_text.rfind("\n", 0, position) + 1
+    line = wide_text.count("\n", 0, wide_start)
+    offset, block = _lines_at(text, line, wide_text.count("\n", wide_start, end) + 1)
+    expanded = Expansion.of(block)
+    position, end = position - wide_start, end - wide_start
     first = bisect_right(expanded.starts, position) - 1
     last = first
     while expanded.starts[last] < end:
         last += 1
-    region = _aligned(text, first, last, expanded)
-    lead = wide_text[expanded.starts[first] : position]
-    trail = wide_text[end : expanded.starts[last]]
-    line_start = text.rfind("\n", 0, first) + 1
-    if TAB_INDENTED.search(text[line_start:last]):
+    wide_block = block.expandtabs(TAB_SIZE)
+    lead = wide_block[expanded.starts[first] : position]
+    trail = wide_block[end : expanded.starts[last]]
+    base = expanded.starts[first]
+    region = Expansion(
+        block[first:last], tuple(s - base for s in expanded.starts[first : last + 1])
+    )
+    line_start = block.rfind("\n", 0, first) + 1
+    if TAB_INDENTED.search(block[line_start:last]):
         new = indent_with_tabs(new, keep_first=bool(lead) or first != line_start)
     replacement = _merge(region, lead, Expansion.of(new), trail)
+    first, last = first + offset, last + offset
     return TabMatch(1, [], text[:first] + replacement + text[last:], first)
 
 
-def _aligned(text: str, first: int, last: int, expanded: Expansion) -> Expansion:
-    """The region's expansion as it sits in the file (tabs stop at the file's columns)."""
-    base = expanded.starts[first]
-    return Expansion(text[first:last], tuple(s - base for s in expanded.starts[first : last + 1]))
+def _lines_at(text: str, line: int, count: int) -> tuple[int, str]:
+    """Where line `line` (0-based) of `text` starts, and the text of it and the next count-1."""
+    lines = text.split("\n")
+    block = "\n".join(lines[line : line + count])
+    return sum(map(len, lines[:line])) + line, block
 
 
 def indent_with_tabs(new: str, keep_first: bool) -> str:
