@@ -133,3 +133,16 @@ def test_insert_written_with_spaces_into_tab_indented_code_gets_tabs(tmp_path):
     path.write_text("a:\n    b\n")  # space-indented: left as written
     editor.run("insert", str(path), insert_line=2, insert_text="        c")
     assert path.read_text() == "a:\n    b\n        c\n"
+
+
+def test_file_mixing_crlf_and_lf_lines(tmp_path):
+    from sandboxes.toolbox.editor import Editor
+
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(b"one\r\ntwo\r\nthree\nfour\n")
+    editor = Editor(cwd=lambda: str(tmp_path))
+    view = editor.run("view", str(path))
+    assert "\r" not in view and view.endswith("     4\tfour\n     5\t\n")
+    editor.run("str_replace", str(path), old_str="one\ntwo", new_str="1\n2")
+    editor.run("str_replace", str(path), old_str="three\nfour", new_str="3\n4")
+    assert path.read_bytes() == b"1\r\n2\r\n3\n4\n"

@@ -119,6 +119,9 @@ class Editor:
         original = self._read(path)
         ends = LineEnds(original)
         text, old, new = ends.text, ends.model(old_str), ends.model(new_str or "")
+        if "\r\n" in text and "\n" in old and "\r\n" not in old and old not in text:
+            # A file mixing CRLF and LF lines: the view showed its CRLF lines as plain lines.
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
         count = text.count(old)
         # old_str with a tab was written from the raw file: it matches verbatim when it can. Without
         # one it may come from a view, which shows tabs as spaces: match it the way the view reads.
