@@ -146,3 +146,11 @@ def test_file_mixing_crlf_and_lf_lines(tmp_path):
     editor.run("str_replace", str(path), old_str="one\ntwo", new_str="1\n2")
     editor.run("str_replace", str(path), old_str="three\nfour", new_str="3\n4")
     assert path.read_bytes() == b"1\r\n2\r\n3\n4\n"
+
+
+def test_a_large_tab_indented_block_keeps_its_tabs():
+    lines = [("\t" * (1 + i % 3)) + f"value_{i} = compute({i}, x)" for i in range(2000)]
+    text = "head\n" + "\n".join(lines) + "\ntail\n"
+    old = "\n".join(lines).expandtabs()
+    match = replace_tabs_as_spaces(text, old, "        first\n" + old.replace("compute", "calc"))
+    assert match.new_text == text.replace("head\n", "head\n\tfirst\n").replace("compute", "calc")

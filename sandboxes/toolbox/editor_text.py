@@ -22,8 +22,8 @@ TRUNCATED_NOTE = (
     "to find the line numbers of what you are looking for.</NOTE>"
 )
 TAB_SIZE = 8
-# Above this many characters of matched text, the edit is written as one block (no diff).
-MAX_DIFF_CHARS = 50_000
+# Above this many lines of matched plus new text, the edit is written as one block (no diff).
+MAX_DIFF_LINES = 20_000
 TAB_INDENTED = re.compile(r"(?:^|\n)[ ]*\t")
 
 
@@ -156,7 +156,11 @@ def indent_with_tabs(new: str, keep_first: bool) -> str:
 
 def _merge(region: Expansion, lead: str, new: Expansion, trail: str) -> str:
     """The text replacing `region`: its expanded form becomes lead + new + trail, and every
-    stretch the edit leaves unchanged keeps the region's own characters."""
+    stretch the edit leaves unchanged keeps the region's own characters.
+
+    Lines are aligned first (a line-level diff), then each changed line keeps the common start
+    and end it shares with the line it replaces: linear in the text for the usual edits.
+    """
     wide_region = _wide(region)
     wide_new = lead + _wide(new) + trail
     replacement = Expansion(
@@ -165,16 +169,57 @@ def _merge(region: Expansion, lead: str, new: Expansion, trail: str) -> str:
         + tuple(len(lead) + s for s in new.starts)
         + tuple(len(lead) + new.starts[-1] + i + 1 for i in range(len(trail))),
     )
-    if len(wide_region) + len(wide_new) > MAX_DIFF_CHARS:
+    old_lines, new_lines = wide_region.splitlines(True), wide_new.splitlines(True)
+    if len(old_lines) + len(new_lines) > MAX_DIFF_LINES:
         return replacement.source
+    old_at, new_at = _offsets(old_lines), _offsets(new_lines)
+
+    def keep(old_span: tuple[int, int], new_span: tuple[int, int]) -> str:
+        return _keep_ends(region, wide_region, old_span, replacement, wide_new, new_span)
+
     parts = []
-    matcher = difflib.SequenceMatcher(None, wide_region, wide_new, autojunk=False)
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            parts.append(region.project(i1, i2))
-        elif tag in ("replace", "insert"):
-            parts.append(replacement.project(j1, j2))
+            parts.append(region.project(old_at[i1], old_at[i2]))
+        elif tag == "replace" and i2 - i1 == j2 - j1:
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                old_span, new_span = (old_at[i], old_at[i + 1]), (new_at[j], new_at[j + 1])
+                parts.append(keep(old_span, new_span))
+        elif tag != "delete":
+            parts.append(keep((old_at[i1], old_at[i2]), (new_at[j1], new_at[j2])))
     return "".join(parts)
+
+
+def _offsets(lines: list[str]) -> list[int]:
+    """Where each line starts, and the end of the last one."""
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    return offsets
+
+
+def _keep_ends(
+    region: Expansion,
+    wide_region: str,
+    old_span: tuple[int, int],
+    new: Expansion,
+    wide_new: str,
+    new_span: tuple[int, int],
+) -> str:
+    """Region span `old_span` rewritten as `new_span` of the new text, keeping the region's own
+    characters where the two share a start or an end."""
+    (a, b), (c, d) = old_span, new_span
+    limit = min(b - a, d - c)
+    head = 0
+    while head < limit and wide_region[a + head] == wide_new[c + head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and wide_region[b - 1 - tail] == wide_new[d - 1 - tail]:
+        tail += 1
+    return (
+        region.project(a, a + head) + new.project(c + head, d - tail) + region.project(b - tail, b)
+    )
 
 
 def _wide(expansion: Expansion) -> str:
