@@ -150,6 +150,7 @@ def item_task(item: BatchItem, check: Task | None) -> Task:
         config=[SetupStep(type="download", parameters=download)],
         evaluator=evaluator,
         base_dir=check.base_dir if check is not None else item.source.parent,
+        extra_roots=[item.source],  # the input file the user named is the one host file it may use
     )
 
 

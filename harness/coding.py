@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import filecmp
 import json
-import re
 import shutil
 import subprocess
 import tarfile
@@ -21,7 +20,7 @@ from sandboxes.base import SANDBOX_HOME
 
 from .config import RunConfig
 from .core import Model, StateActError
-from .records import write_json_atomic
+from .records import safe_run_name, write_json_atomic
 
 IGNORED_NAMES = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 UPLOAD_NAME = ".stateact-upload.tar"
@@ -63,8 +62,7 @@ class CodeSummary:
 
 def sandbox_name(repo: Path) -> str:
     """A shell-safe folder name for the repository inside the sandbox."""
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", repo.resolve().name).lstrip(".") or "repo"
-    return name
+    return safe_run_name(repo.resolve().name, fallback="repo")
 
 
 def code_instruction(instruction: str, sandbox_path: str) -> str:

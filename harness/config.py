@@ -123,6 +123,8 @@ class RunConfig(BaseModel):
     """Settings of the `lstc` control mode."""
     cache_dir: str | None = None
     """Where `download`/`cloud_file` URLs are looked up (OSWorld's cache naming)."""
+    allow_host_paths: bool = False
+    """Let task file references name host files outside the task's folder and the cache."""
 
     model_config = ConfigDict(protected_namespaces=())
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -35,6 +37,22 @@ RESULT_FIELDS = (
     "gate_passed",
     "duration_s",
 )
+
+
+RUN_NAME_LIMIT = 100
+
+
+def safe_run_name(text: str, fallback: str = "task") -> str:
+    """A folder name made from an id: one path component of [A-Za-z0-9._-], never `.` or `..`.
+
+    Whatever a task file calls itself (`..`, `a/../../b`, NUL, 10,000 characters), its run folder
+    stays a direct child of the folder it is made in; a shortened name keeps a hash of the whole id.
+    """
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", str(text)).lstrip(".-") or fallback
+    if len(name) > RUN_NAME_LIMIT:
+        digest = hashlib.sha256(str(text).encode("utf-8", "replace")).hexdigest()[:12]
+        name = f"{name[: RUN_NAME_LIMIT - 13]}-{digest}"
+    return name
 
 
 def write_json_atomic(path: Path, data) -> None:

@@ -45,6 +45,8 @@ def run_task(
     sandbox closes (to copy results out); a `StateActError` from it becomes the result's error.
     """
     task = task if isinstance(task, Task) else load_task(task)
+    if config.allow_host_paths:
+        task = task.model_copy(update={"allow_host_paths": True})
     out_dir = Path(out_dir)
     if resume and (out_dir / "result.json").exists():
         return json.loads((out_dir / "result.json").read_text())

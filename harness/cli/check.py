@@ -9,6 +9,8 @@ from pathlib import Path
 
 from harness.core import StateActError
 
+from .run import add_host_paths_option
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -29,6 +31,7 @@ def register(subparsers) -> None:
         default=None,
         help="the agent's last action (FAIL declares the task infeasible)",
     )
+    add_host_paths_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -50,6 +53,7 @@ def check(args: argparse.Namespace) -> dict:
     from tasks.schema import load_task
 
     task = load_task(args.task)
+    task.allow_host_paths = bool(getattr(args, "allow_host_paths", False))
     root = Path(args.root)
     if not root.is_dir():
         raise StateActError(f"--root {root} is not a folder")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.config import CONTROL_MODES, PRESETS, RunConfig
 from harness.core import StateActError, require_one_of
+from harness.records import safe_run_name
 from sandboxes import BACKENDS
 
 from .progress import TurnProgress
@@ -67,10 +68,19 @@ def add_run_options(parser) -> None:
         default="stateact",
         help=f"control mode: {', '.join(CONTROL_MODES)} (default stateact)",
     )
+    add_host_paths_option(parser)
     parser.add_argument(
         "--task-state",
         action="store_true",
         help="keep a verifier-committed task state with milestone snapshots",
+    )
+
+
+def add_host_paths_option(parser) -> None:
+    parser.add_argument(
+        "--allow-host-paths",
+        action="store_true",
+        help="let task files name host files outside the task's folder and the cache",
     )
 
 
@@ -86,6 +96,7 @@ def build_config(args) -> RunConfig:
         preset=args.preset,
         cache_dir=args.cache,
         control=getattr(args, "control", "stateact"),
+        allow_host_paths=bool(getattr(args, "allow_host_paths", False)),
     )
     config.task_state.enabled = bool(getattr(args, "task_state", False))
     config.model_options.base_url = args.base_url
@@ -108,7 +119,7 @@ def run(args) -> int:
     task = load_task(args.task)
     config = build_config(args)
     model = make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
-    out = Path(args.out or Path("runs") / task.id)
+    out = Path(args.out or Path("runs") / safe_run_name(task.id))
     if out.exists() and any(out.iterdir()) and not args.resume:
         raise StateActError(
             f"the run directory {out} is not empty; pass --resume to continue it or choose another --out."

@@ -47,6 +47,11 @@ def register(subparsers) -> None:
         help="print one JSON line per task (runnable or why not) and stop",
     )
     parser.add_argument(
+        "--build-fixtures",
+        action="store_true",
+        help="with --dry-run, run the build.py of suites that did not ship with StateAct",
+    )
+    parser.add_argument(
         "--demo",
         action="store_true",
         help=f"a small varied slice; model {DEMO_MODEL} with ANTHROPIC_API_KEY, else the oracle",
@@ -189,12 +194,22 @@ def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
 
 
 def dry_run(args) -> int:
+    from harness.suite import discover_tasks, foreign_build_scripts
     from harness.suite import dry_run as run_dry
 
     def emit(record: dict) -> None:
         print(json.dumps(record), flush=True)
 
-    counts = run_dry(args.paths, Path(args.cache) if args.cache else None, emit)
+    if not args.build_fixtures:
+        for script in foreign_build_scripts(discover_tasks(args.paths)):
+            say(f"not running {script} (suite code); pass --build-fixtures to build its fixtures.")
+    counts = run_dry(
+        args.paths,
+        Path(args.cache) if args.cache else None,
+        emit,
+        build_fixtures=args.build_fixtures,
+        allow_host_paths=args.allow_host_paths,
+    )
     total = sum(counts.values())
     say(
         f"{total} task(s): "
