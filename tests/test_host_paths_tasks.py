@@ -128,8 +128,8 @@ def test_getters_stay_in_their_folders(layout, tmp_path):
 
 
 def test_an_execute_step_cannot_write_its_output_outside(layout, tmp_path):
-    from tasks.setup import SetupRunner
     from tasks.schema import SetupStep
+    from tasks.setup import SetupRunner
 
     root, task_dir, cache = layout
 
