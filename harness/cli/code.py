@@ -70,4 +70,8 @@ def run(args) -> int:
     if summary.error:
         print(f"stateact: {summary.status}: {summary.error}", file=sys.stderr)
     print(f"run directory: {out}", file=sys.stderr)
-    return 0 if summary.gate_passed else 1
+    return (
+        0
+        if summary.gate_passed and (summary.applied or not args.apply or summary.patch is None)
+        else 1
+    )
