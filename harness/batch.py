@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from gates.structural import named_paths
+from harness.secrets import redact
 from sandboxes.base import SANDBOX_HOME
 from tasks.schema import Evaluator, SetupStep, Task, load_task
 
@@ -280,4 +281,4 @@ def _cell(value) -> str:
         return ""
     if isinstance(value, bool):
         return "passed" if value else "failed"
-    return str(value)
+    return redact(str(value))

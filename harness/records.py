@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+from .secrets import redact
+
 RESULT_FIELDS = (
     "task_id",
     "score",
@@ -57,7 +59,7 @@ def safe_run_name(text: str, fallback: str = "task") -> str:
 
 def write_json_atomic(path: Path, data) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    tmp.write_text(redact(json.dumps(data, indent=2, default=str)) + "\n")
     os.replace(tmp, path)
 
 
@@ -79,7 +81,7 @@ class RunRecord:
         """Append one event; image blocks inside `data` are written out as files first."""
         with self._lock:
             record = {"event": event, "time": round(time.time(), 3), **self._externalize(data)}
-            self._trajectory.write(json.dumps(record, default=str) + "\n")
+            self._trajectory.write(redact(json.dumps(record, default=str)) + "\n")
             self._trajectory.flush()
 
     def write_gate_round(self, number: int, data: dict) -> Path:

@@ -31,6 +31,7 @@ from harness.core import Model, StateActError
 from harness.html_report import write_report, write_trajectory_html
 from harness.oracle import is_oracle, oracle_gate_model, oracle_model
 from harness.records import RESULT_FIELDS, load_events, safe_run_name, write_json_atomic
+from harness.secrets import redact
 from tasks.schema import Task, load_task
 
 log = logging.getLogger(__name__)
@@ -223,7 +224,7 @@ class ResultsFile:
         return ids
 
     def append(self, line: dict) -> None:
-        data = (json.dumps(line, default=str) + "\n").encode("utf-8")
+        data = (redact(json.dumps(line, default=str)) + "\n").encode("utf-8")
         with self.lock:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:

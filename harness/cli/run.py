@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.config import CONTROL_MODES, PRESETS, RunConfig
 from harness.core import StateActError, require_one_of
+from harness.models import endpoint_provider
 from harness.records import safe_run_name
 from sandboxes import BACKENDS
 
@@ -101,6 +102,7 @@ def build_config(args) -> RunConfig:
     config.task_state.enabled = bool(getattr(args, "task_state", False))
     config.model_options.base_url = args.base_url
     config.model_options.api_key = args.api_key
+    config.model_options.provider = endpoint_provider(args.model)
     config.model_options.context_window = args.context_window
     config.gate.model = args.gate_model
     config.sandbox.backend = args.sandbox
