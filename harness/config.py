@@ -62,6 +62,9 @@ class StallConfig(BaseModel):
     """This many turns with no file change and no new tool output is a stall."""
     gate_repeats: int = 2
     """This many consecutive gate rejections with the same gaps is a loop."""
+    calm_after: int = 3
+    """Turns in a row that change files (as the harness sees them) after which the escalation falls
+    back one level; a requirement turning VERIFIED falls it back at once."""
 
 
 class AndOrConfig(BaseModel):
