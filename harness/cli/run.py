@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.config import CONTROL_MODES, PRESETS, RunConfig
 from harness.core import StateActError, require_one_of
+from harness.display import visible
 from harness.models import endpoint_provider
 from harness.records import safe_run_name
 from sandboxes import BACKENDS
@@ -139,6 +140,6 @@ def run(args) -> int:
         )
     )
     if result.get("error"):
-        print(f"stateact: {result['status']}: {result['error']}", file=sys.stderr)
+        print(f"stateact: {result['status']}: {visible(result['error'])}", file=sys.stderr)
     print(f"run directory: {out}", file=sys.stderr)
     return 0 if result["status"] in OK_STATUSES else 1

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.core import StateActError
+from harness.display import visible
 from harness.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
 
 from .run import add_run_options, build_config
@@ -152,7 +153,10 @@ class SuiteProgress:
         """Called from the suite's worker threads as each task finishes."""
         self.successes += bool(line.get("success"))
         if self.bar:
-            description = f"{self.successes} succeeded · last {line['task_id']}: {line['status']}"
+            from rich.markup import escape
+
+            last = escape(visible(f"{line['task_id']}: {line['status']}"))
+            description = f"{self.successes} succeeded · last {last}"
             self.bar.update(self.task, advance=1, description=description)
             return
         score = line.get("score")
@@ -166,7 +170,7 @@ class SuiteProgress:
 
 
 def say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    print(visible(text, keep_lines=True), file=sys.stderr, flush=True)
 
 
 def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
