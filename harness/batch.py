@@ -105,6 +105,8 @@ def plan_batch(instruction: str, files: list[Path], out_dir: Path) -> list[Batch
         others = [path for path in named_paths(filled) if path != sandbox_path]
         output_sandbox = others[0] if others else sandbox_path
         output_name = PurePosixPath(output_sandbox).name
+        if output_name in ("", ".", ".."):
+            raise StateActError(f"the output {output_sandbox} does not name a file.")
         if output_name in (SUMMARY_NAME, RUNS_DIR):
             raise StateActError(
                 f"the output name {output_name} is reserved for the batch's own files."

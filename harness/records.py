@@ -19,6 +19,7 @@ import threading
 import time
 from pathlib import Path
 
+from .core import StateActError
 from .secrets import redact
 
 RESULT_FIELDS = (
@@ -132,7 +133,10 @@ def internalize_images(run_dir: Path, value):
     """The inverse of externalizing: image files become base64 blocks again (for resume and replay)."""
     if isinstance(value, dict):
         if value.get("type") == "image" and "file" in value:
-            data = base64.b64encode((Path(run_dir) / value["file"]).read_bytes()).decode("ascii")
+            path = Path(run_dir) / str(value["file"])
+            if not path.resolve().is_relative_to(Path(run_dir).resolve()):
+                raise StateActError(f"the image {value['file']!r} is not inside the run folder.")
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
             return {
                 "type": "image",
                 "source": {"type": "base64", "media_type": "image/png", "data": data},
