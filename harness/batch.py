@@ -187,6 +187,11 @@ def run_batch(
     out_dir = Path(out_dir)
     items = plan_batch(instruction, expand_inputs(files), out_dir)
     check_task = checker(check)
+    if check_task is not None:
+        from tasks.support import check_references
+
+        check_task.allow_host_paths = config.allow_host_paths
+        check_references(check_task, Path(config.cache_dir) if config.cache_dir else None)
     if not resume:
         started = [
             item.run_dir for item in items if item.run_dir.exists() and any(item.run_dir.iterdir())

@@ -67,6 +67,26 @@ def source_reason(url_or_path: str, task: Task, cache_dir: Path | None) -> str |
     return None
 
 
+def check_references(task: Task, cache_dir: Path | None) -> None:
+    """Raise StateActError for the first file reference that leaves the task's folder and the cache.
+
+    Commands call this before starting anything, so a refused reference is a bad input (exit 2).
+    """
+    references = [
+        str(item.get("url", ""))
+        for step in (*task.config, *task.evaluator.postconfig)
+        if step.type == "download"
+        for item in step.parameters.get("files", [])
+        if isinstance(item, dict)
+    ]
+    for spec in (*task.evaluator.aligned("result"), *task.evaluator.aligned("expected")):
+        if isinstance(spec, dict) and spec.get("type") in ("cloud_file", "local_file"):
+            references += [str(path) for path in as_list(spec.get("path"))]
+    for reference in references:
+        if reference and not is_url(reference):
+            local_reference(reference, task, cache_dir)
+
+
 def getter_reason(spec: Any) -> str | None:
     if isinstance(spec, dict) and spec.get("type") not in GETTERS:
         return f"getter not implemented: {spec.get('type')}"

@@ -202,10 +202,10 @@ def test_run_refuses_a_download_from_outside_unless_allowed(layout, backend):
         "--out",
         str(root / "refused"),
     )
-    result = json.loads((root / "refused" / "result.json").read_text())
-    assert refused.returncode == 1 and result["status"] == "setup_error"
-    assert "outside the task's folder" in result["error"] and "Traceback" not in refused.stderr
-    assert SECRET not in (root / "refused" / "trajectory.jsonl").read_text()
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "outside the task's folder" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert not (root / "refused").exists()  # refused before any sandbox or run folder
 
     allowed = stateact(
         "run",
@@ -219,6 +219,30 @@ def test_run_refuses_a_download_from_outside_unless_allowed(layout, backend):
     )
     assert "Traceback" not in allowed.stderr
     assert SECRET in (root / "allowed" / "trajectory.jsonl").read_text()
+
+
+def test_check_refuses_a_gold_file_from_outside(layout):
+    root, task_dir, cache = layout
+    state = root / "state"
+    (state / "home" / "user").mkdir(parents=True)
+    (state / "home" / "user" / "out.txt").write_text(SECRET)
+    task = {
+        "id": "gold",
+        "instruction": "x",
+        "evaluator": {
+            "func": "compare_text_file",
+            "result": {"type": "vm_file", "path": "/home/user/out.txt", "dest": "out.txt"},
+            "expected": {"type": "cloud_file", "path": "../../secret.txt", "dest": "gold.txt"},
+        },
+    }
+    (task_dir / "task.json").write_text(json.dumps(task))
+    args = ["check", str(task_dir / "task.json"), "--root", str(state)]
+    refused = stateact(*args)
+    assert refused.returncode == 2 and "outside the task's folder" in refused.stderr
+    assert "Traceback" not in refused.stderr and refused.stdout == ""
+    allowed = stateact(*args, "--allow-host-paths")
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout)["score"] == 1.0
 
 
 def test_suite_run_folders_never_leave_the_suite(tmp_path):

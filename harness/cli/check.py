@@ -51,6 +51,7 @@ def check(args: argparse.Namespace) -> dict:
     from tasks.evaluate import evaluate
     from tasks.getters import RootDirSource
     from tasks.schema import load_task
+    from tasks.support import check_references
 
     task = load_task(args.task)
     task.allow_host_paths = bool(getattr(args, "allow_host_paths", False))
@@ -60,6 +61,7 @@ def check(args: argparse.Namespace) -> dict:
     cache = Path(args.cache) if getattr(args, "cache", None) else None
     if cache is not None and not cache.is_dir():
         raise StateActError(f"--cache {cache} is not a folder")
+    check_references(task, cache)
     work_dir = Path(args.work_dir) if getattr(args, "work_dir", None) else None
     if work_dir is not None:
         work_dir.mkdir(parents=True, exist_ok=True)

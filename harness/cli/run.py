@@ -118,9 +118,12 @@ def run(args) -> int:
     from harness.models import make_model
     from harness.runner import run_task
     from tasks.schema import load_task
+    from tasks.support import check_references
 
     task = load_task(args.task)
     config = build_config(args)
+    task.allow_host_paths = config.allow_host_paths
+    check_references(task, Path(config.cache_dir) if config.cache_dir else None)
     model = make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
     out = Path(args.out or Path("runs") / safe_run_name(task.id))
     if out.exists() and any(out.iterdir()) and not args.resume:
