@@ -77,7 +77,9 @@ def find_cached(url: str, task_id: str, cache_dir: Path | None) -> Path | None:
 
 def task_roots(task: Task, cache_dir: Path | None) -> list[Path]:
     """Where a task's file references may point: its folder, the cache and what the harness added."""
-    return [task.base_dir, *([Path(cache_dir)] if cache_dir else []), *task.extra_roots]
+    from tasks.schema import reference_root
+
+    return [reference_root(task), *([Path(cache_dir)] if cache_dir else []), *task.extra_roots]
 
 
 def local_reference(url_or_path: str, task: Task, cache_dir: Path | None) -> Path:

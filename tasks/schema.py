@@ -94,6 +94,19 @@ class Task(BaseModel):
     """Host files or folders the harness itself names (batch inputs) that references may use."""
 
 
+SUITE_MARKERS = ("build.py", "solutions")
+
+
+def reference_root(task: Task) -> Path:
+    """The folder a task's relative file references may use: its own, or its suite's when the task
+    sits in a suite's `tasks/` folder (a folder beside `build.py` or `solutions/`)."""
+    folder = Path(task.base_dir)
+    suite = folder.parent
+    if folder.name == "tasks" and any((suite / marker).exists() for marker in SUITE_MARKERS):
+        return suite
+    return folder
+
+
 UNION_TAGS = {"str", "int", "float", "bool", "list", "dict", "literal", "none"}
 
 

@@ -80,6 +80,21 @@ def test_references_inside_the_task_folder_and_cache_work(layout):
     assert resolve_source(url, task, cache).read_text() == "cached"
 
 
+def test_a_suite_task_may_use_its_suites_folders_and_no_further(tmp_path):
+    suite = tmp_path / "suite"
+    (suite / "tasks").mkdir(parents=True)
+    (suite / "fixtures").mkdir()
+    (suite / "fixtures" / "in.txt").write_text("fixture")
+    (tmp_path / "secret.txt").write_text(SECRET)
+    task = make_task(suite / "tasks")
+    with pytest.raises(StateActError, match="outside the task's folder"):
+        resolve_source("../fixtures/in.txt", task, None)  # no build.py or solutions/: not a suite
+    (suite / "build.py").write_text("")
+    assert resolve_source("../fixtures/in.txt", task, None).read_text() == "fixture"
+    with pytest.raises(StateActError, match="outside the task's folder"):
+        resolve_source("../../secret.txt", task, None)
+
+
 def test_a_link_in_the_task_folder_that_points_out_is_refused(layout):
     root, task_dir, cache = layout
     (task_dir / "link.txt").symlink_to(root / "secret.txt")
