@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from harness.secrets import redact
+
 _CONTROL = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 )
@@ -23,6 +25,7 @@ def _escaped(match: re.Match) -> str:
 
 
 def visible(text: object, keep_lines: bool = False) -> str:
-    """`text` with control characters escaped; `keep_lines` leaves newlines and tabs as they are."""
+    """`text` with control characters escaped and known keys blanked; `keep_lines` leaves newlines
+    and tabs as they are."""
     pattern = _CONTROL if keep_lines else _CONTROL_AND_LINES
-    return pattern.sub(_escaped, str(text))
+    return pattern.sub(_escaped, redact(str(text)))

@@ -123,7 +123,7 @@ def copy_out(root: Path, parts: tuple[str, ...], target: Path) -> None:
             raise SandboxError(
                 f"{'/'.join(parts)} is a symbolic link; copy out the file it points to instead."
             )
-        target = Path(target)
+        target = host_target(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         _copy_out_entry(parent, parts[-1], target)
 
@@ -162,6 +162,15 @@ def _write_host_file(source_fd: int, target: Path, mode: int) -> None:
         while chunk := os.read(source_fd, CHUNK):
             dst.write(chunk)
         os.fchmod(dst.fileno(), mode)
+
+
+def host_target(host_path: Path) -> Path:
+    """`host_path` when its last part names a file or folder; `x/..` (a name the sandbox chose,
+    such as the basename of `/home/user/..`) would land in the folder above."""
+    host_path = Path(host_path)
+    if host_path.name in ("", ".", "..") or str(host_path).endswith(("/.", "/..")):
+        raise SandboxError(f"the host path {host_path} does not name a file or folder to copy to.")
+    return host_path
 
 
 def is_special(path: str) -> bool:

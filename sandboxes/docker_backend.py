@@ -29,7 +29,7 @@ from .base import (
 )
 from .channel import DockerExecChannel
 from .client import ToolboxClient
-from .confined import PERMISSION_BITS, sandbox_parts
+from .confined import PERMISSION_BITS, host_target, sandbox_parts
 from .lifecycle import owner_is_gone, owner_label, register, unregister
 
 log = logging.getLogger(__name__)
@@ -277,7 +277,7 @@ class DockerSandbox(ToolboxSandboxMixin):
             stream, _ = self.container.get_archive(sandbox_path)
         except NotFound:
             raise FileNotFoundError(sandbox_path) from None
-        host_path = Path(host_path)
+        host_path = host_target(host_path)
         host_path.parent.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream)), mode="r") as tar:
             _extract_as(tar, host_path)

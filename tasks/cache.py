@@ -49,7 +49,18 @@ HOST_PATHS_HINT = "pass --allow-host-paths to allow files elsewhere on this mach
 
 def inside(path: Path, root: Path) -> bool:
     """True when `path`, with every link resolved, lies under `root` (links resolved too)."""
-    return Path(path).resolve().is_relative_to(Path(root).resolve())
+    try:
+        return Path(path).resolve().is_relative_to(Path(root).resolve())
+    except (OSError, ValueError):  # a name too long, or a NUL
+        return False
+
+
+def is_file(path: Path) -> bool:
+    """`path.is_file()` that answers False for names the file system cannot hold."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def confined(path: Path, roots: list[Path], refusal: str) -> Path:
@@ -69,7 +80,7 @@ def find_cached(url: str, task_id: str, cache_dir: Path | None) -> Path | None:
         (
             p
             for p in cache_candidates(url, task_id, Path(cache_dir))
-            if "\x00" not in str(p) and p.is_file() and inside(p, cache_dir)
+            if is_file(p) and inside(p, cache_dir)
         ),
         None,
     )
@@ -107,7 +118,7 @@ def resolve_source(url_or_path: str, task: Task, cache_dir: Path | None) -> Path
     """The host file a task's `url`/`path` refers to; raises StateActError when it is not available."""
     if not is_url(url_or_path):
         path = local_reference(url_or_path, task, cache_dir)
-        if not path.is_file():
+        if not is_file(path):
             raise StateActError(
                 f"file {url_or_path} named by task {task.id} does not exist ({path})"
             )

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from harness.core import StateActError
 from sandboxes.base import SANDBOX_HOME, Sandbox
-from tasks.cache import find_cached, inside, is_url, local_reference, resolve_source
+from tasks.cache import find_cached, inside, is_file, is_url, local_reference, resolve_source
 from tasks.relative_time import rule_relative_time
 from tasks.schema import Task
 
@@ -222,7 +222,7 @@ def get_cache_file(spec: dict, ctx: GetterContext) -> str | None:
         places += [(cache, cache / ctx.task.id / path), (cache, cache / path)]
     if "\x00" in path:
         raise StateActError("cache_file getter path contains a NUL character")
-    return next((str(p) for root, p in places if p.is_file() and inside(p, root)), None)
+    return next((str(p) for root, p in places if is_file(p) and inside(p, root)), None)
 
 
 @getter("vm_command_line")

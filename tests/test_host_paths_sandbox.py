@@ -79,6 +79,16 @@ def test_copy_out_never_follows_an_agent_link(sandbox, tmp_path):
     assert not any(p.is_symlink() for p in tree.rglob("*"))
 
 
+def test_copy_out_to_a_dotdot_host_name_is_refused(sandbox, tmp_path):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    sh(sandbox, "mkdir -p /tmp/tree && echo x > /tmp/tree/x.txt")
+    # What a caller gets when it names the host copy after the basename of a path like /tmp/tree/..
+    with pytest.raises(SandboxError, match="does not name a file"):
+        sandbox.copy_out("/tmp/tree", scratch / "..")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scratch"]
+
+
 def test_local_snapshot_skips_sockets_and_fifos(local_sandbox):
     sh(
         local_sandbox,

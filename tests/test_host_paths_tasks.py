@@ -109,6 +109,8 @@ def test_a_link_in_the_task_folder_that_points_out_is_refused(layout):
         ("https://example.org/%2E%2E%2Fsecret.txt", "t1"),
         ("https://example.org/secret.txt", "../.."),
         ("https://example.org/secret.txt", ".."),
+        ("https://example.org/secret.txt", "x" * 5000),
+        ("https://example.org/" + "y" * 5000, "t1"),
     ],
 )
 def test_urls_and_task_ids_never_leave_the_cache(layout, url, task_id):
@@ -165,6 +167,10 @@ def test_an_execute_step_cannot_write_its_output_outside(layout, tmp_path):
     ["..", ".", "/", "a/../../b", "../../../../tmp/x", "a\x00b", "x" * 5000, "-rf", ""],
 )
 def test_run_names_are_one_safe_component(task_id):
+    from harness.oracle import solution_path
+
+    suite = Path("/nonexistent-suite")
+    assert solution_path(make_task(suite / "tasks", task_id=task_id or "x")) is None
     name = safe_run_name(task_id)
     assert name not in ("", ".", "..") and "/" not in name and "\x00" not in name
     assert len(name) <= 100 and not name.startswith(("-", "."))
