@@ -127,6 +127,8 @@ def call(name: str, **params) -> dict:
     return {"tool_calls": [{"name": name, "input": params}]}
 
 
+@pytest.mark.docker
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local", "docker"])
 def test_code_apply_refuses_a_link_the_agent_replaced(tmp_path, backend):
     if backend == "docker":

@@ -196,6 +196,7 @@ def script(folder: Path, turns: list) -> str:
     return f"script/{path}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local", "docker"])
 def test_run_refuses_a_download_from_outside_unless_allowed(layout, backend):
     root, task_dir, cache = layout
@@ -266,6 +267,7 @@ def test_check_refuses_a_gold_file_from_outside(layout):
     assert json.loads(allowed.stdout)["score"] == 1.0
 
 
+@pytest.mark.slow
 def test_suite_run_folders_never_leave_the_suite(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
@@ -296,6 +298,7 @@ def test_suite_run_folders_never_leave_the_suite(tmp_path):
     assert all((run / "result.json").is_file() for run in runs)
 
 
+@pytest.mark.slow
 def test_run_with_a_climbing_id_stays_under_runs(tmp_path):
     task = tmp_path / "task.json"
     task.write_text(json.dumps({"id": "../../escaped", "instruction": "x"}))

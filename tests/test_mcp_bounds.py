@@ -15,7 +15,7 @@ from mcp.client.stdio import stdio_client
 
 from .conftest import REPO, require_image
 
-pytestmark = [pytest.mark.docker]
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 def text_of(result) -> str:

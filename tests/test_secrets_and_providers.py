@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness.models import ModelConfig
 from harness.secrets import REDACTED
 
@@ -77,6 +79,8 @@ def assert_no_key_in(run_dir: Path, *keys: str) -> None:
     assert REDACTED in (run_dir / "trajectory.jsonl").read_text()
 
 
+@pytest.mark.docker
+@pytest.mark.slow
 def test_anthropic_main_with_openai_gate_keeps_each_providers_settings(tmp_path):
     require_image("base")
     task = task_file(tmp_path)
@@ -111,6 +115,8 @@ def test_anthropic_main_with_openai_gate_keeps_each_providers_settings(tmp_path)
     assert "api_key" not in json.loads((tmp_path / "run" / "config.json").read_text())
 
 
+@pytest.mark.docker
+@pytest.mark.slow
 def test_openai_main_with_anthropic_gate_keeps_each_providers_settings(tmp_path):
     require_image("base")
     task = task_file(tmp_path)

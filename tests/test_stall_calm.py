@@ -3,6 +3,8 @@ changing files each get feedback, while the same stalls back to back still end t
 
 from __future__ import annotations
 
+import pytest
+
 from harness.config import RunConfig, StallConfig
 from harness.models.scripted import ScriptedModel
 from harness.records import RunRecord, load_events
@@ -69,6 +71,8 @@ def run(tmp_path, turns: list[dict], name: str) -> tuple[dict, list[dict]]:
     return result, load_events(tmp_path / name)
 
 
+@pytest.mark.docker
+@pytest.mark.slow
 def test_stalls_far_apart_in_a_moving_run_never_end_it(tmp_path):
     require_image("base")
     result, events = run(tmp_path, looping_then_working(episodes=4, work_turns=3), "moving")
