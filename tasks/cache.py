@@ -122,7 +122,7 @@ def resolve_source(url_or_path: str, task: Task, cache_dir: Path | None) -> Path
             raise StateActError(
                 f"file {url_or_path} named by task {task.id} does not exist ({path})"
             )
-        return path
+        return path.resolve()  # the file itself, so a backend copies its content, not a link
     found = find_cached(url_or_path, task.id, cache_dir)
     if found is None:
         where = f"the cache dir {cache_dir}" if cache_dir else "any cache dir (none was given)"
