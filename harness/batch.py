@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from gates.structural import named_paths
+from harness.secrets import redact
 from sandboxes.base import SANDBOX_HOME
 from tasks.schema import Evaluator, SetupStep, Task, load_task
 
@@ -104,6 +105,8 @@ def plan_batch(instruction: str, files: list[Path], out_dir: Path) -> list[Batch
         others = [path for path in named_paths(filled) if path != sandbox_path]
         output_sandbox = others[0] if others else sandbox_path
         output_name = PurePosixPath(output_sandbox).name
+        if output_name in ("", ".", ".."):
+            raise StateActError(f"the output {output_sandbox} does not name a file.")
         if output_name in (SUMMARY_NAME, RUNS_DIR):
             raise StateActError(
                 f"the output name {output_name} is reserved for the batch's own files."
@@ -150,6 +153,7 @@ def item_task(item: BatchItem, check: Task | None) -> Task:
         config=[SetupStep(type="download", parameters=download)],
         evaluator=evaluator,
         base_dir=check.base_dir if check is not None else item.source.parent,
+        extra_roots=[item.source],  # the input file the user named is the one host file it may use
     )
 
 
@@ -183,6 +187,11 @@ def run_batch(
     out_dir = Path(out_dir)
     items = plan_batch(instruction, expand_inputs(files), out_dir)
     check_task = checker(check)
+    if check_task is not None:
+        from tasks.support import check_references
+
+        check_task.allow_host_paths = config.allow_host_paths
+        check_references(check_task, Path(config.cache_dir) if config.cache_dir else None)
     if not resume:
         started = [
             item.run_dir for item in items if item.run_dir.exists() and any(item.run_dir.iterdir())
@@ -279,4 +288,4 @@ def _cell(value) -> str:
         return ""
     if isinstance(value, bool):
         return "passed" if value else "failed"
-    return str(value)
+    return redact(str(value))

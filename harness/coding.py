@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import filecmp
 import json
-import re
+import os
 import shutil
 import subprocess
 import tarfile
@@ -19,9 +19,10 @@ from pathlib import Path
 
 from sandboxes.base import SANDBOX_HOME
 
+from .apply import ApplyPlan
 from .config import RunConfig
 from .core import Model, StateActError
-from .records import write_json_atomic
+from .records import safe_run_name, write_json_atomic
 
 IGNORED_NAMES = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 UPLOAD_NAME = ".stateact-upload.tar"
@@ -63,8 +64,7 @@ class CodeSummary:
 
 def sandbox_name(repo: Path) -> str:
     """A shell-safe folder name for the repository inside the sandbox."""
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", repo.resolve().name).lstrip(".") or "repo"
-    return name
+    return safe_run_name(repo.resolve().name, fallback="repo")
 
 
 def code_instruction(instruction: str, sandbox_path: str) -> str:
@@ -164,8 +164,11 @@ def run_code(
                 and summary.gate_passed
                 and (summary.added or summary.modified or summary.deleted)
             ):
-                apply_changes(repo, returned, summary)
-                summary.applied = True
+                try:
+                    apply_changes(repo, returned, summary)
+                    summary.applied = True
+                except StateActError as exc:  # the patch stays in the run folder
+                    summary.error = str(exc)
     write_json_atomic(out_dir / SUMMARY_NAME, asdict(summary))
     return summary
 
@@ -198,13 +201,18 @@ def changed_files(original: Path, returned: Path) -> tuple[list[str], list[str],
 
 
 def _files(root: Path) -> set[str]:
+    """Regular files under `root`, never through or including symbolic links.
+
+    Links are left out on both sides: the sandbox copy-out skips them, so a link in the repository
+    is neither "deleted" nor rewritten, and a change never travels through one.
+    """
     found = set()
-    for path in root.rglob("*"):
-        relative = path.relative_to(root)
-        if any(part in IGNORED_NAMES for part in relative.parts):
-            continue
-        if path.is_file() or path.is_symlink():
-            found.add(relative.as_posix())
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        dirs[:] = [d for d in dirs if d not in IGNORED_NAMES]
+        for name in names:
+            path = Path(folder) / name
+            if path.is_file() and not path.is_symlink():
+                found.add(path.relative_to(root).as_posix())
     return found
 
 
@@ -260,13 +268,13 @@ def make_patch(repo: Path, returned: Path, summary: CodeSummary, scratch: Path) 
 
 
 def apply_changes(repo: Path, returned: Path, summary: CodeSummary) -> None:
-    """Write the returned tree's changes into the host repository (copying files, so no git is needed)."""
-    for relative in summary.added + summary.modified:
-        target = repo / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(returned / relative, target, follow_symlinks=False)
-    for relative in summary.deleted:
-        (repo / relative).unlink(missing_ok=True)
+    """Write the returned tree's changes into the host repository, all or nothing.
+
+    Every path is checked first (inside the repository, no symbolic link on the way, a regular file
+    to copy); then the new contents are staged beside their targets and swapped in by rename, with the
+    old files kept until every swap succeeded, so a failure leaves the repository as it was.
+    """
+    ApplyPlan(repo, returned, summary).run()
 
 
 def summary_json(summary: CodeSummary) -> str:

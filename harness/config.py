@@ -62,6 +62,9 @@ class StallConfig(BaseModel):
     """This many turns with no file change and no new tool output is a stall."""
     gate_repeats: int = 2
     """This many consecutive gate rejections with the same gaps is a loop."""
+    calm_after: int = 3
+    """Turns in a row that change files (as the harness sees them) after which the escalation falls
+    back one level; a requirement turning VERIFIED falls it back at once."""
 
 
 class AndOrConfig(BaseModel):
@@ -123,6 +126,8 @@ class RunConfig(BaseModel):
     """Settings of the `lstc` control mode."""
     cache_dir: str | None = None
     """Where `download`/`cloud_file` URLs are looked up (OSWorld's cache naming)."""
+    allow_host_paths: bool = False
+    """Let task file references name host files outside the task's folder and the cache."""
 
     model_config = ConfigDict(protected_namespaces=())
 

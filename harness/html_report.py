@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
-from html import escape
+from html import escape as html_escape
 from pathlib import Path
 
+from harness.display import visible
 from harness.records import load_events
 
 MAX_TEXT = 20_000
+
+
+def _esc(text, quote: bool = True) -> str:
+    """HTML-escaped, with control characters (terminal escapes, bidi overrides) made visible."""
+    return html_escape(visible(text, keep_lines=True), quote=quote)
+
+
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:0.5em 0 1.5em}
@@ -24,8 +32,8 @@ img{max-width:100%;border:1px solid #bbb} .muted{color:#777}
 
 def _page(title: str, body: str) -> str:
     return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
-        f"<style>{STYLE}</style></head>\n<body>\n<h1>{escape(title)}</h1>\n{body}\n</body></html>\n"
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>'
+        f"<style>{STYLE}</style></head>\n<body>\n<h1>{_esc(title)}</h1>\n{body}\n</body></html>\n"
     )
 
 
@@ -33,7 +41,7 @@ def _pre(text: str) -> str:
     text = str(text)
     if len(text) > MAX_TEXT:
         text = text[:MAX_TEXT] + f"\n… ({len(text) - MAX_TEXT} more characters)"
-    return f"<pre>{escape(text)}</pre>"
+    return f"<pre>{_esc(text)}</pre>"
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -41,11 +49,11 @@ def _fmt(value, digits: int = 3) -> str:
         return "–"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
-    return escape(str(value))
+    return _esc(str(value))
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
     body = "\n".join("<tr>" + "".join(rows_cell for rows_cell in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"
 
@@ -78,10 +86,12 @@ def write_report(suite_dir: Path, results: list[dict], summary: dict) -> Path:
     rows = []
     for r in results:
         trajectory = Path(r.get("run_dir") or "") / "trajectory.html"
-        link = f'<a href="{escape(trajectory.as_posix(), quote=True)}">{escape(str(r.get("task_id")))}</a>'
+        link = (
+            f'<a href="{_esc(trajectory.as_posix(), quote=True)}">{_esc(str(r.get("task_id")))}</a>'
+        )
         status_css = "ok" if r.get("success") else "bad"
         error = (
-            f'<br><span class="muted">{escape(str(r["error"])[:300])}</span>'
+            f'<br><span class="muted">{_esc(str(r["error"])[:300])}</span>'
             if r.get("error")
             else ""
         )
@@ -106,7 +116,7 @@ def write_report(suite_dir: Path, results: list[dict], summary: dict) -> Path:
     for title, key in (("By domain", "by_domain"), ("By preset / control mode", "by_mode")):
         group_rows = [
             [
-                _td(escape(name)),
+                _td(_esc(name)),
                 _td(_fmt(g["tasks"]), True),
                 _td(_fmt(g["success_rate"]), True),
                 _td(_fmt(g["mean_score"]), True),
@@ -119,12 +129,12 @@ def write_report(suite_dir: Path, results: list[dict], summary: dict) -> Path:
             _table(["group", "tasks", "success rate", "mean score", "mean cost"], group_rows),
         ]
     status_rows = [
-        [_td(escape(s)), _td(str(n), True)] for s, n in (summary.get("status_counts") or {}).items()
+        [_td(_esc(s)), _td(str(n), True)] for s, n in (summary.get("status_counts") or {}).items()
     ]
     parts += ["<h2>Statuses</h2>", _table(["status", "tasks"], status_rows)]
     for title, key in (("Finish gate against the checker", "gate"), ("GUI use", "gui")):
         figures = [
-            [_td(escape(k.replace("_", " "))), _td(_fmt(v), True)]
+            [_td(_esc(k.replace("_", " "))), _td(_fmt(v), True)]
             for k, v in (summary.get(key) or {}).items()
         ]
         parts += [f"<h2>{title}</h2>", _table(["measure", "value"], figures)]
@@ -142,14 +152,14 @@ def _blocks_html(blocks: list[dict]) -> str:
         elif kind == "image":
             if block.get("file"):
                 out.append(
-                    f'<img src="{escape(block["file"], quote=True)}" alt="screenshot {escape(block["file"])}">'
+                    f'<img src="{_esc(block["file"], quote=True)}" alt="screenshot {_esc(block["file"])}">'
                 )
             else:
                 out.append('<p class="muted">(inline image)</p>')
         elif kind == "tool_use":
             arguments = json.dumps(block.get("input"), indent=2, ensure_ascii=False, default=str)
             out.append(
-                f"<p><b>call</b> <code>{escape(str(block.get('name')))}</code></p>{_pre(arguments)}"
+                f"<p><b>call</b> <code>{_esc(str(block.get('name')))}</code></p>{_pre(arguments)}"
             )
         elif kind == "tool_result":
             css = "result error" if block.get("is_error") else "result"
@@ -170,31 +180,31 @@ def _event_html(event: dict) -> str:
     kind, agent = event.get("event"), str(event.get("agent", ""))
     css = "turn gate" if agent.startswith("gate") else "turn"
     if kind == "task":
-        return f'<div class="{css}"><h3>{escape(agent)}: task</h3>{_blocks_html(event.get("content"))}</div>'
+        return f'<div class="{css}"><h3>{_esc(agent)}: task</h3>{_blocks_html(event.get("content"))}</div>'
     if kind == "model_turn":
         usage = event.get("usage") or {}
         cost = f" · ${usage.get('cost_usd', 0):.4f}" if usage else ""
         return (
-            f'<div class="{css}"><h3>{escape(agent)} turn {_fmt(event.get("turn"))}{cost}</h3>'
+            f'<div class="{css}"><h3>{_esc(agent)} turn {_fmt(event.get("turn"))}{cost}</h3>'
             f"{_blocks_html(event.get('content'))}</div>"
         )
     if kind == "tool_results":
         return f'<div class="{css}">{_blocks_html(event.get("content"))}</div>'
     if kind == "plan":
         items = "".join(
-            f"<li>[{escape(i.get('status', '?'))}] {escape(i.get('text', ''))}</li>"
+            f"<li>[{_esc(i.get('status', '?'))}] {_esc(i.get('text', ''))}</li>"
             for i in event.get("items", [])
         )
-        return f'<div class="turn"><h3>plan ({escape(agent)})</h3><ul>{items}</ul></div>'
+        return f'<div class="turn"><h3>plan ({_esc(agent)})</h3><ul>{items}</ul></div>'
     if kind == "gate_round":
         verdict = {True: "passed", False: "rejected", None: "inconclusive"}.get(
             event.get("passed"), "?"
         )
-        gaps = "".join(f"<li>{escape(str(g))}</li>" for g in event.get("gaps", []))
+        gaps = "".join(f"<li>{_esc(str(g))}</li>" for g in event.get("gaps", []))
         return f'<div class="turn gate"><h3>gate round {_fmt(event.get("round"))}: {verdict}</h3><ul>{gaps}</ul></div>'
     if kind in ("end", "compaction", "resumed", "setup_done"):
         details = {k: v for k, v in event.items() if k not in ("event", "agent", "time", "content")}
-        return f'<p class="muted">{escape(kind)} ({escape(agent)}): {escape(json.dumps(details, default=str)[:500])}</p>'
+        return f'<p class="muted">{_esc(kind)} ({_esc(agent)}): {_esc(json.dumps(details, default=str)[:500])}</p>'
     return ""
 
 
@@ -211,12 +221,12 @@ def _gate_rounds_html(run_dir: Path) -> str:
             data.get("passed"), "?"
         )
         gaps = (
-            "".join(f"<li>{escape(str(g))}</li>" for g in data.get("gaps", []))
+            "".join(f"<li>{_esc(str(g))}</li>" for g in data.get("gaps", []))
             or '<li class="muted">no gaps</li>'
         )
         structural = "".join(
-            f"<li>[{'ok' if f.get('ok') else 'FAIL'}] {escape(str(f.get('check')))} {escape(str(f.get('path')))}: "
-            f"{escape(str(f.get('detail')))}</li>"
+            f"<li>[{'ok' if f.get('ok') else 'FAIL'}] {_esc(str(f.get('check')))} {_esc(str(f.get('path')))}: "
+            f"{_esc(str(f.get('detail')))}</li>"
             for f in data.get("structural", [])
         )
         parts.append(
@@ -249,9 +259,9 @@ def write_trajectory_html(run_dir: Path) -> Path:
         "gate_passed",
         "duration_s",
     )
-    rows = [[_td(escape(name)), _td(_fmt(result.get(name)))] for name in fields if name in result]
+    rows = [[_td(_esc(name)), _td(_fmt(result.get(name)))] for name in fields if name in result]
     plan = "".join(
-        f"<li>[{escape(i.get('status', '?'))}] {escape(i.get('text', ''))}</li>"
+        f"<li>[{_esc(i.get('status', '?'))}] {_esc(i.get('text', ''))}</li>"
         for i in (plans[-1]["items"] if plans else [])
     )
     body = [

@@ -28,7 +28,7 @@ from sandboxes.images.build import IMAGE_NAMES as IMAGES
 
 from .config import RunConfig
 from .core import Model, StateActError, ToolError, ToolResult, require_one_of
-from .models import ModelConfig, make_model
+from .models import ModelConfig, endpoint_provider, make_model
 from .tools import BashTool, EditorTool, PythonTool, ViewImageTool
 
 
@@ -46,6 +46,10 @@ class ServerSettings:
     """How to call the gate model (endpoint, key, tokens)."""
     memory_mb: int = 4096
     """Memory limit of each sandbox."""
+    network: bool = False
+    """Whether a client may ask for a sandbox with a network (the operator's --network)."""
+    max_sandboxes: int = 4
+    """Live sandboxes the server holds at once, over all clients."""
 
 
 @dataclass
@@ -70,22 +74,46 @@ class SandboxPool:
         self.closed: set[str] = set()
         self.lock = threading.Lock()
         self._gate_model: Model | None = None
+        self.starting = 0
 
     def create(self, owner: object, backend: str | None, image: str | None, network: bool) -> str:
-        backend = backend or self.settings.backend
-        image = image or self.settings.image
+        """A new sandbox within the operator's bounds: its backend, its network choice, its count."""
+        settings = self.settings
+        backend = backend or settings.backend
+        image = image or settings.image
         require_one_of("backend", backend, BACKENDS, ToolError)
+        if backend != settings.backend:
+            raise ToolError(
+                f"this server runs {settings.backend} sandboxes only; omit `backend` or pass "
+                f"{settings.backend!r}."
+            )
         if backend == "docker":
             require_one_of("image", image, IMAGES, ToolError)
-        config = SandboxConfig(
-            backend=backend, image=image, network=network, memory_mb=self.settings.memory_mb
-        )
-        sandbox = open_sandbox(config)
-        sandbox_id = f"sbx-{uuid.uuid4().hex[:8]}"
-        with self.lock:
-            self.entries[sandbox_id] = Entry(
-                sandbox, owner, time.time(), self.work_dir / sandbox_id
+        if network and not settings.network:
+            raise ToolError(
+                "this server gives sandboxes no network (its operator did not pass --network); "
+                "create the sandbox without `network`."
             )
+        with self.lock:
+            if len(self.entries) + self.starting >= settings.max_sandboxes:
+                raise ToolError(
+                    f"this server holds at most {settings.max_sandboxes} live sandboxes; close one "
+                    "with sandbox_close first."
+                )
+            self.starting += 1
+        try:
+            config = SandboxConfig(
+                backend=backend, image=image, network=network, memory_mb=settings.memory_mb
+            )
+            sandbox = open_sandbox(config)
+            sandbox_id = f"sbx-{uuid.uuid4().hex[:8]}"
+            with self.lock:
+                self.entries[sandbox_id] = Entry(
+                    sandbox, owner, time.time(), self.work_dir / sandbox_id
+                )
+        finally:
+            with self.lock:
+                self.starting -= 1
         return sandbox_id
 
     def get(self, owner: object, sandbox_id: str) -> Entry:
@@ -116,7 +144,12 @@ class SandboxPool:
 
     def gate_model(self, spec: str | None) -> Model:
         """The call's own model (fresh each call), else the server's (kept, so a script spans checks)."""
-        if spec:
+        if spec and spec != self.settings.gate_model:
+            if endpoint_provider(spec) is None:
+                raise ToolError(
+                    f"`model` must be an anthropic/… or openai/… spec, not {spec!r} (script and "
+                    "replay models read files on the server's machine)."
+                )
             return make_model(spec, self.settings.model_options)
         if not self.settings.gate_model:
             raise ToolError(

@@ -30,8 +30,14 @@ def is_oracle(spec: str | None) -> bool:
 
 def solution_path(task: Task) -> Path | None:
     """The task's reference solution script, or None when the suite has none for it."""
-    path = Path(task.base_dir).parent / "solutions" / f"{task.id}.sh"
-    return path if path.is_file() else None
+    folder = Path(task.base_dir).parent / "solutions"
+    path = folder / f"{task.id}.sh"
+    try:
+        if "\x00" in task.id or not path.resolve().is_relative_to(folder.resolve()):
+            return None  # an id such as ../../x names no solution of this suite
+        return path if path.is_file() else None
+    except OSError:  # a name too long for the file system
+        return None
 
 
 def expects_infeasible(task: Task) -> bool:

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
+
+from .core import StateActError
+from .secrets import redact
 
 RESULT_FIELDS = (
     "task_id",
@@ -37,9 +42,25 @@ RESULT_FIELDS = (
 )
 
 
+RUN_NAME_LIMIT = 100
+
+
+def safe_run_name(text: str, fallback: str = "task") -> str:
+    """A folder name made from an id: one path component of [A-Za-z0-9._-], never `.` or `..`.
+
+    Whatever a task file calls itself (`..`, `a/../../b`, NUL, 10,000 characters), its run folder
+    stays a direct child of the folder it is made in; a shortened name keeps a hash of the whole id.
+    """
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", str(text)).lstrip(".-") or fallback
+    if len(name) > RUN_NAME_LIMIT:
+        digest = hashlib.sha256(str(text).encode("utf-8", "replace")).hexdigest()[:12]
+        name = f"{name[: RUN_NAME_LIMIT - 13]}-{digest}"
+    return name
+
+
 def write_json_atomic(path: Path, data) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    tmp.write_text(redact(json.dumps(data, indent=2, default=str)) + "\n")
     os.replace(tmp, path)
 
 
@@ -61,7 +82,7 @@ class RunRecord:
         """Append one event; image blocks inside `data` are written out as files first."""
         with self._lock:
             record = {"event": event, "time": round(time.time(), 3), **self._externalize(data)}
-            self._trajectory.write(json.dumps(record, default=str) + "\n")
+            self._trajectory.write(redact(json.dumps(record, default=str)) + "\n")
             self._trajectory.flush()
 
     def write_gate_round(self, number: int, data: dict) -> Path:
@@ -112,7 +133,10 @@ def internalize_images(run_dir: Path, value):
     """The inverse of externalizing: image files become base64 blocks again (for resume and replay)."""
     if isinstance(value, dict):
         if value.get("type") == "image" and "file" in value:
-            data = base64.b64encode((Path(run_dir) / value["file"]).read_bytes()).decode("ascii")
+            path = Path(run_dir) / str(value["file"])
+            if not path.resolve().is_relative_to(Path(run_dir).resolve()):
+                raise StateActError(f"the image {value['file']!r} is not inside the run folder.")
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
             return {
                 "type": "image",
                 "source": {"type": "base64", "media_type": "image/png", "data": data},

@@ -20,7 +20,7 @@ from .config import RunConfig
 from .control.milestones import discard_milestones, last_milestone, snapshot_of
 from .core import Model, StateActError
 from .loop import RunStats
-from .models import make_model
+from .models import endpoint_provider, make_model
 from .records import RunRecord, write_json_atomic
 from .resume import restore_main_agent
 from .run_context import RunContext
@@ -45,10 +45,16 @@ def run_task(
     sandbox closes (to copy results out); a `StateActError` from it becomes the result's error.
     """
     task = task if isinstance(task, Task) else load_task(task)
+    if config.allow_host_paths:
+        task = task.model_copy(update={"allow_host_paths": True})
     out_dir = Path(out_dir)
     if resume and (out_dir / "result.json").exists():
         return json.loads((out_dir / "result.json").read_text())
     config = config.with_preset()
+    if (
+        config.model_options.provider is None
+    ):  # endpoint settings belong to the main model's provider
+        config.model_options.provider = endpoint_provider(config.model)
     record = RunRecord(out_dir)
     stats = RunStats(on_turn=on_turn)
     record.write_config(

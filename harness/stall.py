@@ -3,8 +3,10 @@
 Three signals: the same action with the same observation repeated (`repeat`), turns that change no file
 and produce no output not seen before (`no_progress`), and consecutive gate rejections naming the same
 gaps (`gate_loop`). The router answers escalating stalls with feedback, then a forced replan, then a
-fresh worker (when the mode has one), then the end of the run as `stalled`. Each response is recorded
-as a `stall` event in the trajectory.
+fresh worker (when the mode has one), then the end of the run as `stalled`; verified progress (files
+changing over `calm_after` turns in a row, or a requirement turning VERIFIED) lowers the level again,
+so a long run that keeps moving is not ended by stalls far apart. Each response is recorded as a
+`stall` event in the trajectory, each fall-back as a `stall_calm` event.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class StallDetector:
         self.fresh_output = False
         self.gate_gaps: list[str] = []
         self.gate_repeats = 0
+        self.progress_streak = 0
 
     def observe_action(self, action: dict, observation: str) -> StallSignal | None:
         """One executed action (`{"name", "input"}`) and what it returned."""
@@ -60,6 +63,7 @@ class StallDetector:
         limit = self.config.repeat_limit
         if len(self.recent) == limit and len(set(self.recent)) == 1:
             self.recent.clear()
+            self.progress_streak = 0
             shown = json.dumps(action.get("input"), default=str)[:160]
             return StallSignal(
                 "repeat",
@@ -74,6 +78,7 @@ class StallDetector:
         changed = state_key is not None and state_key != self.state_key
         if state_key is not None:
             self.state_key = state_key
+        self.progress_streak = self.progress_streak + 1 if changed else 0
         if changed or self.fresh_output:
             self.idle_turns, self.fresh_output = 0, False
             return None
@@ -94,6 +99,7 @@ class StallDetector:
         self.gate_gaps = normalized
         if self.gate_repeats >= self.config.gate_repeats:
             self.gate_repeats = 0
+            self.progress_streak = 0
             return StallSignal(
                 "gate_loop",
                 self.config.gate_repeats,
@@ -104,6 +110,13 @@ class StallDetector:
     def progressed(self) -> None:
         """Something verifiably moved (a requirement verified, a subgoal advanced)."""
         self.idle_turns = 0
+
+    def sustained_progress(self) -> bool:
+        """True (once) when files changed over `calm_after` turns in a row with no stall between."""
+        if self.progress_streak < self.config.calm_after:
+            return False
+        self.progress_streak = 0
+        return True
 
 
 class StallRouter:
@@ -132,8 +145,13 @@ class StallRouter:
             self.record.append("stall", agent=self.agent, **entry)
         return response
 
-    def calm(self) -> None:
-        self.level = max(0, self.level - 1)
+    def calm(self, reason: str) -> None:
+        """Fall back one level after verified progress; recorded as a `stall_calm` event."""
+        if self.level == 0:
+            return
+        self.level -= 1
+        if self.record is not None:
+            self.record.append("stall_calm", agent=self.agent, level=self.level, reason=reason)
 
 
 def feedback_text(signal: StallSignal) -> str:
@@ -201,7 +219,15 @@ class MainAgentStallWatch:
         self.pending.clear()
         if any(m["role"] == "assistant" for m in new):
             signals += self._observe(new)
+        if not signals and self.detector.sustained_progress():
+            turns = self.detector.config.calm_after
+            self.router.calm(f"files changed over {turns} turns in a row")
         return "\n".join(self._respond(signal) for signal in signals[:1])
+
+    def progressed(self) -> None:
+        """A requirement turned VERIFIED: progress the harness checked itself."""
+        self.detector.progressed()
+        self.router.calm("a requirement was verified")
 
     def _observe(self, new: list[dict]) -> list[StallSignal]:
         uses = {

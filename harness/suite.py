@@ -30,7 +30,8 @@ from harness.config import RunConfig
 from harness.core import Model, StateActError
 from harness.html_report import write_report, write_trajectory_html
 from harness.oracle import is_oracle, oracle_gate_model, oracle_model
-from harness.records import RESULT_FIELDS, load_events, write_json_atomic
+from harness.records import RESULT_FIELDS, load_events, safe_run_name, write_json_atomic
+from harness.secrets import redact
 from tasks.schema import Task, load_task
 
 log = logging.getLogger(__name__)
@@ -94,9 +95,28 @@ def suite_roots(task_paths: list[Path]) -> list[Path]:
     return roots
 
 
-def ensure_suite_fixtures(task_paths: list[Path]) -> None:
-    """Call `ensure_fixtures()` of every suite the tasks come from, so their input files exist."""
+BUNDLED_SUITES = Path(__file__).resolve().parent.parent / "tasks" / "suites"
+
+
+def is_bundled(suite_root: Path) -> bool:
+    """A suite shipped inside StateAct itself, whose build script is part of the installed code."""
+    return suite_root.resolve().is_relative_to(BUNDLED_SUITES)
+
+
+def foreign_build_scripts(task_paths: list[Path]) -> list[Path]:
+    """Build scripts of the tasks' suites that did not ship with StateAct."""
+    return [root / "build.py" for root in suite_roots(task_paths) if not is_bundled(root)]
+
+
+def ensure_suite_fixtures(task_paths: list[Path], foreign: bool = True) -> None:
+    """Call `ensure_fixtures()` of every suite the tasks come from, so their input files exist.
+
+    `foreign=False` runs only the build scripts that ship with StateAct: a suite from elsewhere is
+    code, and a dry run must not execute it on this machine unless the user asks.
+    """
     for root in suite_roots(task_paths):
+        if not foreign and not is_bundled(root):
+            continue
         spec = importlib.util.spec_from_file_location(
             f"stateact_suite_build_{abs(hash(root))}", root / "build.py"
         )
@@ -121,16 +141,24 @@ def task_domain(task: Task | None, path: Path) -> str:
 
 
 def dry_run(
-    paths: list[str | Path], cache_dir: Path | None, emit: Callable[[dict], None]
+    paths: list[str | Path],
+    cache_dir: Path | None,
+    emit: Callable[[dict], None],
+    build_fixtures: bool = False,
+    allow_host_paths: bool = False,
 ) -> dict[str, int]:
-    """`emit` one runnable/unsupported record per task without running anything; returns counts by kind."""
+    """`emit` one runnable/unsupported record per task without running anything; returns counts by kind.
+
+    Only StateAct's own suites build their fixtures first; another suite's build script runs only
+    with `build_fixtures` (its tasks otherwise report their missing files).
+    """
     from tasks.support import dry_run_record
 
     task_paths = discover_tasks(paths)
-    ensure_suite_fixtures(task_paths)
+    ensure_suite_fixtures(task_paths, foreign=build_fixtures)
     counts: dict[str, int] = {}
     for path in task_paths:
-        record = dry_run_record(path, cache_dir)
+        record = dry_run_record(path, cache_dir, allow_host_paths)
         if path.parent.name == SUITE_TASKS_FOLDER:
             try:
                 record["domain"] = task_domain(load_task(path), path)
@@ -196,7 +224,7 @@ class ResultsFile:
         return ids
 
     def append(self, line: dict) -> None:
-        data = (json.dumps(line, default=str) + "\n").encode("utf-8")
+        data = (redact(json.dumps(line, default=str)) + "\n").encode("utf-8")
         with self.lock:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
@@ -266,7 +294,7 @@ class SuiteRun:
                 name = load_task(path).id
             except StateActError:
                 name = path.stem
-            name = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "task"
+            name = safe_run_name(name)
             unique, n = name, 1
             while unique in used:
                 n += 1
@@ -304,6 +332,8 @@ class SuiteRun:
             if line["task_id"] not in self.results_file.task_ids():
                 self.results_file.append(line)
             return line
+        if run_dir.parent != self.out_dir / "runs":  # run names are single components; never else
+            raise StateActError(f"the run folder {run_dir} is not inside {self.out_dir / 'runs'}.")
         if run_dir.exists():
             shutil.rmtree(run_dir)  # an interrupted run: start it again from scratch
         task = None
@@ -336,6 +366,7 @@ class SuiteRun:
         from harness.runner import run_task
         from tasks.support import unsupported_reason
 
+        task.allow_host_paths = task.allow_host_paths or self.config.allow_host_paths
         reason = unsupported_reason(
             task, Path(self.config.cache_dir) if self.config.cache_dir else None
         )

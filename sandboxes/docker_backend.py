@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import shutil
 import tarfile
 import threading
 import time
@@ -27,6 +29,7 @@ from .base import (
 )
 from .channel import DockerExecChannel
 from .client import ToolboxClient
+from .confined import PERMISSION_BITS, host_target, sandbox_parts
 from .lifecycle import owner_is_gone, owner_label, register, unregister
 
 log = logging.getLogger(__name__)
@@ -253,7 +256,11 @@ class DockerSandbox(ToolboxSandboxMixin):
         host_path = Path(host_path)
         if not host_path.exists():
             raise SandboxError(f"cannot copy {host_path} into the sandbox: it does not exist.")
-        target = PurePosixPath(sandbox_path)
+        target = sandbox_parts(sandbox_path)
+        if not target.name:
+            raise SandboxError(
+                f"cannot copy {host_path} onto {sandbox_path}; name a file or folder."
+            )
         code, output = self.exec(["mkdir", "-p", str(target.parent)])
         if code != 0:
             raise SandboxError(f"cannot create {target.parent} in the sandbox: {output.strip()}")
@@ -265,11 +272,12 @@ class DockerSandbox(ToolboxSandboxMixin):
     def copy_out(self, sandbox_path: str, host_path: Path) -> None:
         from docker.errors import NotFound
 
+        sandbox_path = str(sandbox_parts(sandbox_path))
         try:
             stream, _ = self.container.get_archive(sandbox_path)
         except NotFound:
             raise FileNotFoundError(sandbox_path) from None
-        host_path = Path(host_path)
+        host_path = host_target(host_path)
         host_path.parent.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream)), mode="r") as tar:
             _extract_as(tar, host_path)
@@ -308,19 +316,33 @@ class DockerSandbox(ToolboxSandboxMixin):
 
 
 def _extract_as(tar: tarfile.TarFile, host_path: Path) -> None:
-    """Extract the archive's top entry (file or directory) to `host_path`, safely."""
+    """Extract the archive's top entry (file or directory) to `host_path`, safely.
+
+    Links, devices and FIFOs are skipped, names that climb out are dropped, files keep their
+    permission bits (not setuid/setgid/sticky) and no write goes through a link on the host.
+    """
     members = tar.getmembers()
     if not members:
         raise FileNotFoundError(str(host_path))
     top = members[0].name.split("/")[0]
     for member in members:
         relative = PurePosixPath(member.name).relative_to(top)
-        if member.issym() or member.islnk() or ".." in relative.parts:
+        if not (member.isdir() or member.isfile()) or ".." in relative.parts:
             continue
         destination = host_path / relative if relative.parts else host_path
+        inside = [p for p in (destination, *destination.parents) if p.is_relative_to(host_path)]
+        if any(p.is_symlink() for p in inside):
+            raise SandboxError(
+                f"will not write through the symbolic link on the way to {destination}."
+            )
         if member.isdir():
             destination.mkdir(parents=True, exist_ok=True)
-        elif member.isfile():
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            with tar.extractfile(member) as src, open(destination, "wb") as dst:
-                dst.write(src.read())
+            continue
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        with (
+            tar.extractfile(member) as src,
+            os.fdopen(os.open(destination, flags, 0o600), "wb") as dst,
+        ):
+            shutil.copyfileobj(src, dst)
+            os.fchmod(dst.fileno(), member.mode & PERMISSION_BITS)

@@ -21,6 +21,7 @@ import time
 import uuid
 from pathlib import Path, PurePosixPath
 
+from . import confined
 from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
@@ -32,6 +33,7 @@ from .base import (
 )
 from .channel import PipeChannel
 from .client import ToolboxClient
+from .confined import sandbox_parts
 from .lifecycle import register, unregister
 
 log = logging.getLogger(__name__)
@@ -79,7 +81,13 @@ class LocalSandbox(ToolboxSandboxMixin):
 
     def _prepare_root(self, snapshot: Snapshot | None) -> None:
         if snapshot:
-            shutil.copytree(snapshot.ref, self.root, dirs_exist_ok=True, symlinks=True)
+            shutil.copytree(
+                snapshot.ref,
+                self.root,
+                dirs_exist_ok=True,
+                symlinks=True,
+                ignore=confined.skip_special,
+            )
         for name in WRITABLE_ROOTS.values():
             (self.root / name).mkdir(exist_ok=True)
         # Login shells reset PATH, so the host's Python (with the office libraries) is put where every
@@ -143,41 +151,38 @@ class LocalSandbox(ToolboxSandboxMixin):
         """A shell in namespaces of its own over this sandbox's home and /tmp."""
         return self._bwrap_argv(["bash"])
 
-    def _host_path(self, sandbox_path: str) -> Path:
-        path = PurePosixPath(sandbox_path)
+    def _confined(self, sandbox_path: str) -> tuple[Path, tuple[str, ...]]:
+        """The host folder backing `sandbox_path` and the path's parts below it (normalised)."""
+        path = sandbox_parts(sandbox_path)
         for inside, name in WRITABLE_ROOTS.items():
             if path == PurePosixPath(inside) or PurePosixPath(inside) in path.parents:
-                return self.root / name / path.relative_to(inside)
+                return self.root / name, path.relative_to(inside).parts
+        roots = " or ".join(WRITABLE_ROOTS)
         raise SandboxError(
-            f"the local backend can only copy files under {' or '.join(WRITABLE_ROOTS)}, not {sandbox_path}."
+            f"the local backend can only copy files under {roots}, not {sandbox_path}."
         )
 
     def copy_in(self, host_path: Path, sandbox_path: str) -> None:
         host_path = Path(host_path)
         if not host_path.exists():
             raise SandboxError(f"cannot copy {host_path} into the sandbox: it does not exist.")
-        target = self._host_path(sandbox_path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if host_path.is_dir():
-            shutil.copytree(host_path, target, dirs_exist_ok=True)
-        else:
-            shutil.copy2(host_path, target)
+        root, parts = self._confined(sandbox_path)
+        confined.copy_in(host_path, root, parts)
 
     def copy_out(self, sandbox_path: str, host_path: Path) -> None:
-        source = self._host_path(sandbox_path)
-        if not source.exists():
-            raise FileNotFoundError(sandbox_path)
-        host_path = Path(host_path)
-        host_path.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            shutil.copytree(source, host_path, dirs_exist_ok=True, symlinks=True)
-        else:
-            shutil.copy2(source, host_path)
+        root, parts = self._confined(sandbox_path)
+        try:
+            confined.copy_out(root, parts, Path(host_path))
+        except FileNotFoundError:
+            raise FileNotFoundError(sandbox_path) from None
 
     def snapshot(self) -> Snapshot:
         target = Path(tempfile.mkdtemp(prefix=f"{self.id}-snapshot-"))
         for name in WRITABLE_ROOTS.values():
-            shutil.copytree(self.root / name, target / name, symlinks=True)
+            # Sockets and FIFOs (a running program's) cannot be copied and hold no state: left out.
+            shutil.copytree(
+                self.root / name, target / name, symlinks=True, ignore=confined.skip_special
+            )
         return Snapshot(backend=self.backend, ref=str(target), created_at=time.time())
 
     def discard_snapshot(self, snapshot: Snapshot) -> None:

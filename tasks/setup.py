@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.core import StateActError, ToolError
 from sandboxes.base import SANDBOX_HOME, SANDBOX_USER, Sandbox
-from tasks.cache import resolve_source
+from tasks.cache import confined, resolve_source
 from tasks.schema import SetupStep, Task
 
 DESKTOP_ENV = "/tmp/stateact-desktop.env"
@@ -197,7 +197,12 @@ class SetupRunner:
             # The sandbox gives one combined output stream, so both files get it.
             if params.get(key) and self.outputs_dir is not None:
                 self.outputs_dir.mkdir(parents=True, exist_ok=True)
-                (self.outputs_dir / str(params[key])).write_text(output, encoding="utf-8")
+                target = confined(
+                    self.outputs_dir / str(params[key]),
+                    [self.outputs_dir],
+                    f"the execute step's {key} file {params[key]!r} leaves the outputs folder",
+                )
+                target.write_text(output, encoding="utf-8")
 
     @staticmethod
     def until_met(until: dict, code: int, output: str) -> bool:

@@ -9,6 +9,7 @@ import os
 import sys
 
 from harness.core import StateActError
+from harness.display import visible
 
 COMMANDS = ["run", "suite", "check", "batch", "code", "mcp", "report", "sandbox", "image"]
 
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return int(handler(args) or 0)
     except StateActError as exc:
-        print(f"stateact: error: {exc}", file=sys.stderr)
+        print(f"stateact: error: {visible(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("stateact: interrupted", file=sys.stderr)
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("STATEACT_DEBUG"):
             raise
         print(
-            f"stateact: internal error: {type(exc).__name__}: {exc} "
+            f"stateact: internal error: {type(exc).__name__}: {visible(exc)} "
             "(set STATEACT_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )

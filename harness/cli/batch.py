@@ -6,7 +6,10 @@ import sys
 from collections import Counter
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from harness.display import visible
 
 from .run import add_run_options, build_config
 
@@ -91,7 +94,7 @@ class BatchProgress:
     def advance(self, row: dict) -> None:
         self.passed += row["gate_passed"] is True
         if self.bar:
-            name = row["file"].rsplit("/", 1)[-1]
+            name = escape(visible(row["file"].rsplit("/", 1)[-1]))
             self.bar.update(
                 self.task,
                 advance=1,

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from harness.core import StateActError
+from harness.display import visible
 
 from .progress import TurnProgress
 from .run import add_run_options, build_config
@@ -68,6 +69,10 @@ def run(args) -> int:
         if summary.applied:
             print(f"applied to {summary.repo}")
     if summary.error:
-        print(f"stateact: {summary.status}: {summary.error}", file=sys.stderr)
+        print(f"stateact: {summary.status}: {visible(summary.error)}", file=sys.stderr)
     print(f"run directory: {out}", file=sys.stderr)
-    return 0 if summary.gate_passed else 1
+    return (
+        0
+        if summary.gate_passed and (summary.applied or not args.apply or summary.patch is None)
+        else 1
+    )

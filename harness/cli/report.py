@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.core import StateActError
+from harness.display import visible
 from harness.records import load_events
 from harness.tools.plan import MARKS
 
@@ -89,7 +90,7 @@ def render(summary: dict) -> str:
         verdict = {True: "passed", False: "rejected", None: "inconclusive"}[round_["passed"]]
         lines.append(f"  gate round {round_['round']}: {verdict}")
         lines += [f"    - {gap}" for gap in round_["gaps"]]
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)
 
 
 def run(args) -> int:

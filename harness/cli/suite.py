@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.core import StateActError
+from harness.display import visible
 from harness.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
 
 from .run import add_run_options, build_config
@@ -45,6 +46,11 @@ def register(subparsers) -> None:
         "--dry-run",
         action="store_true",
         help="print one JSON line per task (runnable or why not) and stop",
+    )
+    parser.add_argument(
+        "--build-fixtures",
+        action="store_true",
+        help="with --dry-run, run the build.py of suites that did not ship with StateAct",
     )
     parser.add_argument(
         "--demo",
@@ -147,7 +153,10 @@ class SuiteProgress:
         """Called from the suite's worker threads as each task finishes."""
         self.successes += bool(line.get("success"))
         if self.bar:
-            description = f"{self.successes} succeeded · last {line['task_id']}: {line['status']}"
+            from rich.markup import escape
+
+            last = escape(visible(f"{line['task_id']}: {line['status']}"))
+            description = f"{self.successes} succeeded · last {last}"
             self.bar.update(self.task, advance=1, description=description)
             return
         score = line.get("score")
@@ -161,7 +170,7 @@ class SuiteProgress:
 
 
 def say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    print(visible(text, keep_lines=True), file=sys.stderr, flush=True)
 
 
 def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
@@ -189,12 +198,22 @@ def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
 
 
 def dry_run(args) -> int:
+    from harness.suite import discover_tasks, foreign_build_scripts
     from harness.suite import dry_run as run_dry
 
     def emit(record: dict) -> None:
         print(json.dumps(record), flush=True)
 
-    counts = run_dry(args.paths, Path(args.cache) if args.cache else None, emit)
+    if not args.build_fixtures:
+        for script in foreign_build_scripts(discover_tasks(args.paths)):
+            say(f"not running {script} (suite code); pass --build-fixtures to build its fixtures.")
+    counts = run_dry(
+        args.paths,
+        Path(args.cache) if args.cache else None,
+        emit,
+        build_fixtures=args.build_fixtures,
+        allow_host_paths=args.allow_host_paths,
+    )
     total = sum(counts.values())
     say(
         f"{total} task(s): "

@@ -177,6 +177,8 @@ class LstcController:
         signal = self.detector.observe_turn(self._state_key())
         if signal and self.state.status != "stall":
             self._stalled(signal)
+        elif not signal and self.detector.sustained_progress():
+            self.router.calm("files changed over several steps in a row")
         self._record("lstc_step", commitment=commitment, results=results, state=asdict(self.state))
 
     def _route_subgoal(self, subgoal: str) -> None:

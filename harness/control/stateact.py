@@ -81,7 +81,7 @@ class StateActHooks:
         )
         self.instruction = context.task.instruction
         if self.task_state is not None and self.stall is not None:
-            self.task_state.listeners.append(lambda verified: self.stall.detector.progressed())
+            self.task_state.listeners.append(lambda verified: self.stall.progressed())
 
     def on_decision(self, decision, probes: list[dict]) -> list[str]:
         """The gate's callback: the task state applies the decision; the stall watch hears rejections."""
