@@ -6,9 +6,9 @@ from __future__ import annotations
 import tempfile
 import time
 
-from harness.core import ModelReply, ToolResult, ToolSpec, Usage
-from harness.loop import LoopConfig, ToolLoop
-from harness.records import RunRecord
+from harness.kernel.core import ModelReply, ToolResult, ToolSpec, Usage
+from harness.kernel.loop import LoopConfig, ToolLoop
+from harness.kernel.records import RunRecord
 from harness.tools.finish import FinishTool
 
 from . import Row, row

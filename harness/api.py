@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .config import RunConfig
-from .core import Model, StateActError
+from harness.kernel.core import Model, StateActError
+from harness.run.config import RunConfig
 
 
 def make_config(
@@ -80,7 +80,7 @@ def run_suite(
     **overrides,
 ) -> dict:
     """Run every task under `paths`, `parallel` at a time, into `out_dir`; returns summary.json's content."""
-    from .suite import run_suite as run
+    from harness.apps.suite import run_suite as run
 
     config = make_config(model, config=config, **overrides)
     return run(list(paths), config, out_dir, parallel=parallel, resume=resume, show_progress=False)
@@ -99,7 +99,7 @@ def run_batch(
     **overrides,
 ) -> list[dict]:
     """Run `instruction` over every file (paths or glob patterns); returns summary.csv's rows as dicts."""
-    from .batch import run_batch as run
+    from harness.apps.batch import run_batch as run
 
     config = make_config(model, config=config, **overrides)
     return run(
@@ -120,7 +120,7 @@ def run_code(
     """Carry out `instruction` on a copy of `repo`; returns the summary (gate verdict, changed files, patch path)."""
     from dataclasses import asdict
 
-    from .coding import run_code as run
+    from harness.apps.coding import run_code as run
 
     config = make_config(model, config=config, **overrides)
     return asdict(run(repo, instruction, config, out_dir, apply=apply))

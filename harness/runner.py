@@ -12,18 +12,18 @@ import time
 import traceback
 from pathlib import Path
 
+from harness.control.main_agent import MainAgent
+from harness.kernel.core import Model, StateActError
+from harness.kernel.loop import RunStats
+from harness.kernel.records import RunRecord, write_json_atomic
+from harness.kernel.resume import restore_main_agent
+from harness.run.config import RunConfig
+from harness.run.context import RunContext
 from sandboxes import open_sandbox
 from tasks.schema import Task, load_task
 
-from .agent import MainAgent
-from .config import RunConfig
 from .control.milestones import discard_milestones, last_milestone, snapshot_of
-from .core import Model, StateActError
-from .loop import RunStats
 from .models import make_model
-from .records import RunRecord, write_json_atomic
-from .resume import restore_main_agent
-from .run_context import RunContext
 
 log = logging.getLogger(__name__)
 

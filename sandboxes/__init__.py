@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.core import require_one_of
+from harness.kernel.core import require_one_of
 
 from .base import SANDBOX_HOME, SANDBOX_USER, Sandbox, SandboxConfig, SandboxError, Snapshot
 

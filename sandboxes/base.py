@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 SANDBOX_USER = "user"
 SANDBOX_HOME = "/home/user"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.core import Tool
+from harness.kernel.core import Tool
 
 from .delegate import SPECIALISTS, DelegateTool, ReportTool, available_specialists
 from .desktop import Desktop

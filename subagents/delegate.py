@@ -14,8 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness.core import BudgetExceeded, Finished, Model, Tool, ToolError, ToolResult, ToolSpec
-from harness.loop import LoopConfig, RunStats, ToolLoop
+from harness.kernel.core import (
+    BudgetExceeded,
+    Finished,
+    Model,
+    Tool,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
+from harness.kernel.loop import LoopConfig, RunStats, ToolLoop
 from harness.tools import Plan
 
 from .desktop import Desktop

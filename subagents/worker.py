@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.core import Tool
+from harness.kernel.core import Tool
 from harness.tools import BashTool, EditorTool, Plan, PlanTool, PythonTool, ViewImageTool
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from harness.core import ModelReply, Usage
+from harness.kernel.core import ModelReply, Usage
 from harness.models.scripted import ScriptedModel
 
 

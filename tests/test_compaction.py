@@ -3,9 +3,9 @@ plan, and makes total input tokens grow linearly with turns."""
 
 from __future__ import annotations
 
-from harness.agent import MainAgent
-from harness.config import RunConfig
+from harness.control.main_agent import MainAgent
 from harness.models.scripted import ScriptedModel, estimate_tokens
+from harness.run.config import RunConfig
 
 TURNS = 300
 WINDOW = 12_000

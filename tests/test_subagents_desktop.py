@@ -12,10 +12,10 @@ import pytest
 from openpyxl.styles import PatternFill
 from PIL import Image
 
-from harness.config import RunConfig
-from harness.loop import RunStats
+from harness.kernel.loop import RunStats
+from harness.kernel.records import RunRecord
 from harness.models.scripted import ScriptedModel
-from harness.records import RunRecord
+from harness.run.config import RunConfig
 from sandboxes import SandboxConfig, open_sandbox
 from subagents import DelegateTool, Desktop
 from tests.conftest import require_image

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.config import RunConfig
-from harness.core import Finished, ToolError, ToolResult, ToolSpec
-from harness.loop import TOOLSET_NOT_RUN, ToolLoop
+from harness.kernel.core import Finished, ToolError, ToolResult, ToolSpec
+from harness.kernel.loop import TOOLSET_NOT_RUN, ToolLoop
 from harness.models.scripted import ScriptedModel
+from harness.run.config import RunConfig
 from subagents import (
     DelegateTool,
     ReportTool,
@@ -153,6 +153,6 @@ def test_toolset_results_echo_the_toolset_and_a_failed_batch_stops():
 
 
 def _reply(blocks):
-    from harness.core import ModelReply, Usage
+    from harness.kernel.core import ModelReply, Usage
 
     return ModelReply(content=blocks, usage=Usage(), stop_reason="tool_use")

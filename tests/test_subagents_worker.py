@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from harness.config import RunConfig
-from harness.loop import RunStats, ToolLoop
+from harness.kernel.loop import RunStats, ToolLoop
+from harness.kernel.records import RunRecord
 from harness.models.scripted import ScriptedModel
-from harness.records import RunRecord
+from harness.run.config import RunConfig
 from harness.tools import BashTool
 from subagents import DelegateTool, ReportTool
 

@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 COMMANDS = ["run", "suite", "check", "batch", "code", "mcp", "report", "sandbox", "image"]
 

@@ -40,7 +40,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from harness.batch import SUMMARY_NAME, expand_inputs, run_batch
+    from harness.apps.batch import SUMMARY_NAME, expand_inputs, run_batch
     from harness.models import make_model
 
     files = expand_inputs(args.files)  # bad patterns fail before anything starts

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 
 def register(subparsers) -> None:

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 from .progress import TurnProgress
 from .run import add_run_options, build_config
@@ -34,7 +34,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from harness.coding import run_code, sandbox_name, summary_json
+    from harness.apps.coding import run_code, sandbox_name, summary_json
     from harness.models import make_model
 
     repo = Path(args.repo).expanduser()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.core import require_one_of
+from harness.kernel.core import require_one_of
 from sandboxes import BACKENDS
 
 
@@ -37,7 +37,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from harness.mcp_server import IMAGES, ServerSettings, serve
+    from harness.apps.mcp_server import IMAGES, ServerSettings, serve
     from harness.models import ModelConfig, make_model
 
     require_one_of("sandbox backend", args.sandbox, BACKENDS)

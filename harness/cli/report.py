@@ -6,8 +6,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from harness.core import StateActError
-from harness.records import load_events
+from harness.kernel.core import StateActError
+from harness.kernel.records import load_events
 from harness.tools.plan import MARKS
 
 

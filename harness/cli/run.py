@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from harness.config import CONTROL_MODES, PRESETS, RunConfig
-from harness.core import StateActError, require_one_of
+from harness.kernel.core import StateActError, require_one_of
+from harness.run.config import CONTROL_MODES, PRESETS, RunConfig
 from sandboxes import BACKENDS
 
 from .progress import TurnProgress

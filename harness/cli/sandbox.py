@@ -6,7 +6,7 @@ import argparse
 import subprocess
 import sys
 
-from harness.core import StateActError, require_one_of
+from harness.kernel.core import StateActError, require_one_of
 from sandboxes import BACKENDS, SandboxConfig, open_sandbox
 
 BACKEND_HELP = (

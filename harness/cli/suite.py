@@ -7,8 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from harness.core import StateActError
-from harness.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+from harness.kernel.core import StateActError
 
 from .run import add_run_options, build_config
 
@@ -57,8 +57,8 @@ def register(subparsers) -> None:
 def run(args) -> int:
     if args.dry_run:
         return dry_run(args)
-    from harness.suite import discover_tasks, run_suite
-    from harness.summary import summary_line
+    from harness.apps.suite import discover_tasks, run_suite
+    from harness.reports.summary import summary_line
 
     paths = list(args.paths)
     if args.demo:
@@ -166,7 +166,7 @@ def say(text: str) -> None:
 
 def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
     """One task per demo domain (calc, writer, os, sqlite, cross-app); with the oracle, one it can solve."""
-    from harness.suite import task_domain
+    from harness.apps.suite import task_domain
     from tasks.schema import load_task
 
     chosen: dict[str, tuple[Path, bool]] = {}
@@ -189,7 +189,7 @@ def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
 
 
 def dry_run(args) -> int:
-    from harness.suite import dry_run as run_dry
+    from harness.apps.suite import dry_run as run_dry
 
     def emit(record: dict) -> None:
         print(json.dumps(record), flush=True)

@@ -8,7 +8,7 @@ returns what `MainAgent.run` would: a `Finished` or `BudgetExceeded`.
 
 from __future__ import annotations
 
-from harness.core import require_one_of
+from harness.kernel.core import require_one_of
 
 from .stateact import StateActHooks
 

@@ -16,8 +16,8 @@ import json
 import logging
 from pathlib import Path
 
-from harness.core import BudgetExceeded, Finished, StateActError, ToolError
-from harness.loop import LoopConfig, ToolLoop, check_run_budgets
+from harness.kernel.core import BudgetExceeded, Finished, StateActError, ToolError
+from harness.kernel.loop import LoopConfig, ToolLoop, check_run_budgets
 from harness.tools import BashTool, EditorTool, PythonTool
 
 from .andor_parse import parse_check, parse_children, parse_expansion, parse_update
@@ -88,8 +88,8 @@ class AndOrController:
         """Continue the saved tree; the workers' state-changing calls after `since` run again."""
         from types import SimpleNamespace
 
-        from harness.records import load_events
-        from harness.resume import _replay_calls
+        from harness.kernel.records import load_events
+        from harness.kernel.resume import _replay_calls
 
         self.tree = tree
         for node in tree.walk():  # whatever was running when the run stopped runs again

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.core import ToolError
+from harness.kernel.core import ToolError
 
 MAX_CHILDREN = 6
 

@@ -15,7 +15,7 @@ import time
 import uuid
 from pathlib import Path
 
-from harness.records import load_events, write_json_atomic
+from harness.kernel.records import load_events, write_json_atomic
 from sandboxes import Snapshot
 
 log = logging.getLogger(__name__)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import inspect
 import logging
 
-from harness.core import Tool, ToolError, ToolResult, ToolSpec
-from harness.stall import MainAgentStallWatch
-from harness.task_state import TaskState
+from harness.control.stall import MainAgentStallWatch
+from harness.control.task_state import TaskState
+from harness.kernel.core import Tool, ToolError, ToolResult, ToolSpec
 
 from .milestones import MilestoneKeeper
 

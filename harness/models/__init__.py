@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.core import Model, StateActError
+from harness.kernel.core import Model, StateActError
 
 
 class ModelConfig(BaseModel):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.core import BudgetExceeded, ModelReply, StateActError, ToolSpec, Usage
+from harness.kernel.core import BudgetExceeded, ModelReply, StateActError, ToolSpec, Usage
 
 Turn = dict | Callable[[str, list[dict], list[ToolSpec]], dict]
 DEFAULT_CONTEXT_WINDOW = 200_000
@@ -128,7 +128,7 @@ class ScriptedModel:
         self.position = min(len(self.turns), self.position + turns)
 
     def summarize(self, system: str, messages: list[dict]) -> ModelReply:
-        """Compaction summaries without spending a scripted turn (see `harness.context`)."""
+        """Compaction summaries without spending a scripted turn (see `harness.kernel.context`)."""
         return _extractive_summary(system, messages)
 
 

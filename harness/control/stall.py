@@ -14,8 +14,8 @@ import json
 from collections import deque
 from dataclasses import dataclass
 
-from .config import StallConfig
-from .core import Finished
+from harness.kernel.core import Finished
+from harness.run.config import StallConfig
 
 RESPONSES = ("feedback", "replan", "fresh_worker", "stop")
 

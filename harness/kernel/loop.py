@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from .core import BudgetExceeded, Finished, Model, Tool, ToolError, ToolResult, Usage
-from .records import RunRecord
+from harness.kernel.core import BudgetExceeded, Finished, Model, Tool, ToolError, ToolResult, Usage
+from harness.kernel.records import RunRecord
 
 log = logging.getLogger(__name__)
 

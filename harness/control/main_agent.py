@@ -9,14 +9,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from .config import RunConfig
-from .context import Compactor
-from .core import Model, Tool
-from .loop import RunStats, ToolLoop
-from .records import RunRecord
-from .tools import BashTool, EditorTool, FinishTool, Plan, PlanTool, PythonTool, ViewImageTool
+from harness.kernel.context import Compactor
+from harness.kernel.core import Model, Tool
+from harness.kernel.loop import RunStats, ToolLoop
+from harness.kernel.records import RunRecord
+from harness.run.config import RunConfig
+from harness.tools import (
+    BashTool,
+    EditorTool,
+    FinishTool,
+    Plan,
+    PlanTool,
+    PythonTool,
+    ViewImageTool,
+)
 
-PROMPTS = Path(__file__).parent / "prompts"
+PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 NON_STEP_TOOLS = {"finish", "plan"}
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .core import StateActError, ToolError
+from harness.kernel.core import StateActError, ToolError
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ class TaskState:
         cls, instruction: str, model, *, run_dir: Path | None = None, stats=None, record=None
     ) -> TaskState:
         """Ask `model` (one tool-less JSON request) for the requirements; fall back to the instruction."""
-        from .control.jsonask import JsonAsker, prompt
+        from harness.control.jsonask import JsonAsker, prompt
 
         asker = JsonAsker(model, stats, record, agent="task-state", main=False)
         try:

@@ -1,9 +1,9 @@
 """Run many tasks headlessly: each in its own sandbox, N at a time, into one suite directory.
 
     OUT/results.jsonl        one line per finished task (its result.json plus domain, mode and GUI counts)
-    OUT/summary.json         what the results add up to (`harness.summary`)
+    OUT/summary.json         what the results add up to (`harness.reports.summary`)
     OUT/report.html          a static table linking to each run's trajectory.html
-    OUT/runs/<task id>/      the run directory of each task (see `harness.records`)
+    OUT/runs/<task id>/      the run directory of each task (see `harness.kernel.records`)
 
 A task that cannot be loaded or is not supported here still gets a run directory with a result.json
 (score 0, the reason in `error`), so a suite never stops at one bad task. `resume` keeps every run that
@@ -25,12 +25,12 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from harness import summary as summaries
-from harness.config import RunConfig
-from harness.core import Model, StateActError
-from harness.html_report import write_report, write_trajectory_html
-from harness.oracle import is_oracle, oracle_gate_model, oracle_model
-from harness.records import RESULT_FIELDS, load_events, write_json_atomic
+from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model
+from harness.kernel.core import Model, StateActError
+from harness.kernel.records import RESULT_FIELDS, load_events, write_json_atomic
+from harness.reports import summary as summaries
+from harness.reports.html_report import write_report, write_trajectory_html
+from harness.run.config import RunConfig
 from tasks.schema import Task, load_task
 
 log = logging.getLogger(__name__)

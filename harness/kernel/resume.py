@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import logging
 
-from .core import Usage
-from .records import RunRecord, internalize_images, load_events
+from harness.kernel.core import Usage
+from harness.kernel.records import RunRecord, internalize_images, load_events
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ import json
 from html import escape
 from pathlib import Path
 
-from harness.records import load_events
+from harness.kernel.records import load_events
 
 MAX_TEXT = 20_000
 STYLE = """

@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from gates.structural import named_paths
+from harness.kernel.core import Model, StateActError
+from harness.kernel.records import write_json_atomic
+from harness.run.config import RunConfig
 from sandboxes.base import SANDBOX_HOME
 from tasks.schema import Evaluator, SetupStep, Task, load_task
-
-from .config import RunConfig
-from .core import Model, StateActError
-from .records import write_json_atomic
 
 SUMMARY_NAME = "summary.csv"
 RUNS_DIR = "runs"
@@ -211,7 +210,7 @@ def run_batch(
 
 def run_item(item, config, check_task, resume, model_factory, gate_model_factory) -> dict:
     """Run (or, on resume, read back) one file's task and return its summary row."""
-    from .runner import run_task
+    from harness.runner import run_task
 
     task = item_task(item, check_task)
 

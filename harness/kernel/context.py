@@ -13,11 +13,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from .core import Usage
+from harness.kernel.core import Usage
 
 log = logging.getLogger(__name__)
 
-PROMPTS = Path(__file__).parent / "prompts"
+PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 IMAGE_TOKENS = 1600
 SUMMARY_INPUT_CHARS = 200_000
 TOOL_TEXT_CHARS = 4000

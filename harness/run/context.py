@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .config import RunConfig
-from .core import Model
-from .loop import RunStats
-from .records import RunRecord
+from harness.kernel.core import Model
+from harness.kernel.loop import RunStats
+from harness.kernel.records import RunRecord
+from harness.run.config import RunConfig
 
 
 @dataclass
