@@ -37,8 +37,12 @@ test-fast: $(INSTALLED)
 bench: $(INSTALLED)
 	$(BIN)/python -m bench
 
+# Style, then the layering: import contracts (pyproject's [tool.importlinter]) and no function-level
+# import across layer units.
 lint: $(INSTALLED)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/python .ci/function_imports.py
 
 format: $(INSTALLED)
 	$(BIN)/ruff check --fix . && $(BIN)/ruff format .

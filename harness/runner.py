@@ -19,9 +19,14 @@ from harness.kernel.records import RunRecord, write_json_atomic
 from harness.kernel.resume import restore_main_agent
 from harness.run.config import RunConfig
 from harness.run.context import RunContext
-from sandboxes import open_sandbox
+from sandboxes import SandboxError, open_sandbox
+from subagents import DelegateTool, main_agent_extra_tools
+from tasks.evaluate import evaluate
+from tasks.getters import SandboxSource
 from tasks.schema import Task, load_task
+from tasks.setup import run_setup
 
+from .control import StateActHooks, gate_review, run_control
 from .control.milestones import discard_milestones, last_milestone, snapshot_of
 from .models import make_model
 
@@ -61,7 +66,6 @@ def run_task(
         milestone = last_milestone(out_dir) if resume else None  # the newest verified state
         sandbox = open_sandbox(config.sandbox, snapshot_of(milestone))
         outcome.status = "setup"
-        from tasks.setup import run_setup
 
         if milestone is None:
             run_setup(task.config, sandbox, task, _cache_dir(config))
@@ -110,10 +114,6 @@ def run_task(
 
 
 def _run_agent(context: RunContext):
-    from subagents import DelegateTool, main_agent_extra_tools
-
-    from .control import StateActHooks, run_control
-
     if context.config.control != "stateact":
         return run_control(context)
     config, sandbox, model, stats = context.config, context.sandbox, context.model, context.stats
@@ -129,7 +129,7 @@ def _run_agent(context: RunContext):
         config,
         record=context.record,
         stats=stats,
-        review=context.review(hooks.on_decision),
+        review=gate_review(context, hooks.on_decision),
         delegate_tool=hooks.wrap_delegate(delegate),
         context_notes=hooks.context_notes,
         extra_tools=main_agent_extra_tools(sandbox, config, model, stats),
@@ -147,9 +147,6 @@ def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None
     """Run the task's postconfig and checker against the sandbox as the agent left it."""
     if not task.evaluator or not task.evaluator.func:
         return
-    from tasks.evaluate import evaluate
-    from tasks.getters import SandboxSource
-    from tasks.setup import run_setup
 
     try:
         run_setup(task.evaluator.postconfig, sandbox, task, _cache_dir(config))
@@ -174,8 +171,6 @@ def _cache_dir(config: RunConfig) -> Path | None:
 
 
 def _error_status(exc: StateActError, phase: str) -> str:
-    from sandboxes import SandboxError
-
     if isinstance(exc, SandboxError):
         return "sandbox_error"
     return "setup_error" if phase == "setup" else "model_error" if phase == "running" else "error"

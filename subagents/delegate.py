@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
+from gates import build_review
 from harness.kernel.core import (
     BudgetExceeded,
     Finished,
@@ -232,8 +233,6 @@ class DelegateTool:
     def _nested_review(self, task: str):
         """The worker's own finish gate (the nested ablation), judging its subtask; its rounds are
         counted apart from the main agent's gate."""
-        from gates import build_review
-
         outcome = SimpleNamespace(gate_rounds=0, gate_passed=None)
         return build_review(
             task,

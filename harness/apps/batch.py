@@ -20,6 +20,7 @@ from gates.structural import named_paths
 from harness.kernel.core import Model, StateActError
 from harness.kernel.records import write_json_atomic
 from harness.run.config import RunConfig
+from harness.runner import run_task
 from sandboxes.base import SANDBOX_HOME
 from tasks.schema import Evaluator, SetupStep, Task, load_task
 
@@ -210,8 +211,6 @@ def run_batch(
 
 def run_item(item, config, check_task, resume, model_factory, gate_model_factory) -> dict:
     """Run (or, on resume, read back) one file's task and return its summary row."""
-    from harness.runner import run_task
-
     task = item_task(item, check_task)
 
     def copy_back(sandbox) -> None:

@@ -23,7 +23,10 @@ from mcp.server.mcpserver import Context, Image
 from mcp.server.mcpserver import MCPServer as FastServer
 from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
 
+from gates import FinishGate
 from harness.kernel.core import Model, StateActError, ToolError, ToolResult, require_one_of
+from harness.kernel.loop import RunStats
+from harness.kernel.records import RunRecord
 from harness.models import ModelConfig, make_model
 from harness.run.config import RunConfig
 from harness.tools import BashTool, EditorTool, PythonTool, ViewImageTool
@@ -128,10 +131,6 @@ class SandboxPool:
 
 def run_check(entry: Entry, instruction: str, model: Model) -> dict:
     """One narration-blind gate round on the sandbox as it is now: passed, gaps and structural findings."""
-    from gates import FinishGate
-    from harness.kernel.loop import RunStats
-    from harness.kernel.records import RunRecord
-
     if not instruction.strip():
         raise ToolError("`instruction` is empty; give the task the sandbox's state should satisfy.")
     entry.checks += 1

@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import shutil
-import sys
 import threading
 import time
 import traceback
@@ -28,10 +27,13 @@ from pathlib import Path
 from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model
 from harness.kernel.core import Model, StateActError
 from harness.kernel.records import RESULT_FIELDS, load_events, write_json_atomic
+from harness.models import make_model
 from harness.reports import summary as summaries
 from harness.reports.html_report import write_report, write_trajectory_html
 from harness.run.config import RunConfig
+from harness.runner import run_task
 from tasks.schema import Task, load_task
+from tasks.support import dry_run_record, unsupported_reason
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +126,6 @@ def dry_run(
     paths: list[str | Path], cache_dir: Path | None, emit: Callable[[dict], None]
 ) -> dict[str, int]:
     """`emit` one runnable/unsupported record per task without running anything; returns counts by kind."""
-    from tasks.support import dry_run_record
-
     task_paths = discover_tasks(paths)
     ensure_suite_fixtures(task_paths)
     counts: dict[str, int] = {}
@@ -240,8 +240,6 @@ class SuiteRun:
         self.run_names: dict[Path, str] = {}
 
     def _configured_model(self, task: Task) -> Model:
-        from harness.models import make_model
-
         return make_model(self.config.model, self.config.model_options)
 
     def run(self) -> dict:
@@ -333,9 +331,6 @@ class SuiteRun:
         return line
 
     def _run_loaded(self, task: Task, run_dir: Path) -> dict:
-        from harness.runner import run_task
-        from tasks.support import unsupported_reason
-
         reason = unsupported_reason(
             task, Path(self.config.cache_dir) if self.config.cache_dir else None
         )
@@ -425,29 +420,14 @@ def run_suite(
     model_factory: ModelFactory | None = None,
     gate_model_factory: ModelFactory | None = None,
     on_result: Callable[[dict], None] | None = None,
-    show_progress: bool = False,
 ) -> dict:
     """Run every task under `paths` into `out_dir`; returns summary.json's content.
 
     `model_factory(task)` builds a fresh model per task (default: `config.model`; the oracle for
     `script/oracle`); `gate_model_factory` likewise for the finish gate (default: the gate's config).
-    `on_result(line)` is called from a worker thread as each task finishes; `show_progress` draws the
-    command's progress display instead (a bar on a terminal, a line per task otherwise).
+    `on_result(line)` is called from a worker thread as each task finishes (the command draws its
+    progress display with it).
     """
-    if show_progress:
-        from harness.cli.suite import SuiteProgress
-
-        with SuiteProgress(len(discover_tasks(paths)), enabled=sys.stderr.isatty()) as progress:
-            return run_suite(
-                paths,
-                config,
-                out_dir,
-                parallel=parallel,
-                resume=resume,
-                model_factory=model_factory,
-                gate_model_factory=gate_model_factory,
-                on_result=progress.advance,
-            )
     suite = SuiteRun(
         paths, config, out_dir, parallel, resume, model_factory, gate_model_factory, on_result
     )

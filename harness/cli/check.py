@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 from harness.kernel.core import StateActError
+from tasks.evaluate import evaluate
+from tasks.getters import RootDirSource
+from tasks.schema import load_task
 
 
 def register(subparsers) -> None:
@@ -45,9 +48,6 @@ def run(args: argparse.Namespace) -> int:
 
 def check(args: argparse.Namespace) -> dict:
     # Imported here so that `stateact --help` stays fast (the metrics pull in pandas and friends).
-    from tasks.evaluate import evaluate
-    from tasks.getters import RootDirSource
-    from tasks.schema import load_task
 
     task = load_task(args.task)
     root = Path(args.root)

@@ -6,7 +6,9 @@ import sys
 import time
 from pathlib import Path
 
+from harness.apps.coding import run_code, sandbox_name, summary_json
 from harness.kernel.core import StateActError
+from harness.models import make_model
 
 from .progress import TurnProgress
 from .run import add_run_options, build_config
@@ -34,9 +36,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from harness.apps.coding import run_code, sandbox_name, summary_json
-    from harness.models import make_model
-
     repo = Path(args.repo).expanduser()
     if not repo.is_dir():
         raise StateActError(f"the repository path {repo} does not exist or is not a folder.")

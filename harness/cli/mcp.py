@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from harness.apps.mcp_server import IMAGES, ServerSettings, serve
 from harness.kernel.core import require_one_of
+from harness.models import ModelConfig, make_model
 from sandboxes import BACKENDS
 
 
@@ -37,9 +39,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from harness.apps.mcp_server import IMAGES, ServerSettings, serve
-    from harness.models import ModelConfig, make_model
-
     require_one_of("sandbox backend", args.sandbox, BACKENDS)
     require_one_of("image", args.image, IMAGES)
     options = ModelConfig(base_url=args.base_url, api_key=args.api_key)

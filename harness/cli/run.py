@@ -7,8 +7,11 @@ import sys
 from pathlib import Path
 
 from harness.kernel.core import StateActError, require_one_of
+from harness.models import make_model
 from harness.run.config import CONTROL_MODES, PRESETS, RunConfig
+from harness.runner import run_task
 from sandboxes import BACKENDS
+from tasks.schema import load_task
 
 from .progress import TurnProgress
 
@@ -101,10 +104,6 @@ def build_config(args) -> RunConfig:
 
 
 def run(args) -> int:
-    from harness.models import make_model
-    from harness.runner import run_task
-    from tasks.schema import load_task
-
     task = load_task(args.task)
     config = build_config(args)
     model = make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key

@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 
 from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+from harness.apps.suite import discover_tasks, run_suite, task_domain
+from harness.apps.suite import dry_run as run_dry
 from harness.kernel.core import StateActError
+from harness.models import make_model
+from harness.reports.summary import summary_line
+from tasks.schema import load_task
 
 from .run import add_run_options, build_config
 
@@ -57,8 +62,6 @@ def register(subparsers) -> None:
 def run(args) -> int:
     if args.dry_run:
         return dry_run(args)
-    from harness.apps.suite import discover_tasks, run_suite
-    from harness.reports.summary import summary_line
 
     paths = list(args.paths)
     if args.demo:
@@ -81,8 +84,6 @@ def run(args) -> int:
                 f"  ANTHROPIC_API_KEY=… stateact suite {' '.join(args.paths)} --demo --model {DEMO_MODEL} --out runs/demo-model"
             )
     else:
-        from harness.models import make_model
-
         make_model(
             config.model, config.model_options
         )  # a bad spec or a missing key fails before any sandbox
@@ -166,9 +167,6 @@ def say(text: str) -> None:
 
 def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
     """One task per demo domain (calc, writer, os, sqlite, cross-app); with the oracle, one it can solve."""
-    from harness.apps.suite import task_domain
-    from tasks.schema import load_task
-
     chosen: dict[str, tuple[Path, bool]] = {}
     for path in task_paths:
         try:
@@ -189,8 +187,6 @@ def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
 
 
 def dry_run(args) -> int:
-    from harness.apps.suite import dry_run as run_dry
-
     def emit(record: dict) -> None:
         print(json.dumps(record), flush=True)
 

@@ -31,20 +31,3 @@ class RunContext:
     def since_event_index(self) -> int | None:
         """Where a resumed run's replay starts: after the milestone its sandbox was restored from."""
         return self.milestone["event_index"] if self.milestone else None
-
-    def review(self, on_decision=None):
-        """The finish gate's `review` callable for this run (None when the gate is off)."""
-        from gates import build_review
-
-        return build_review(
-            self.task.instruction,
-            self.sandbox,
-            self.config,
-            self.record,
-            self.stats,
-            self.started_at,
-            self.outcome,
-            self.model,
-            self.gate_model,
-            on_decision,
-        )
