@@ -131,7 +131,7 @@ def _run_agent(context: RunContext):
         stats=stats,
         review=gate_review(context, hooks.on_decision),
         delegate_tool=hooks.wrap_delegate(delegate),
-        context_notes=hooks.context_notes,
+        hooks=hooks.loop_hooks,
         extra_tools=main_agent_extra_tools(sandbox, config, model, stats),
     )
     context.outcome.status = "running"

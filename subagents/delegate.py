@@ -24,7 +24,7 @@ from harness.kernel.core import (
     ToolResult,
     ToolSpec,
 )
-from harness.kernel.loop import LoopConfig, RunStats, ToolLoop
+from harness.kernel.loop import LoopConfig, NoteHook, RunStats, ToolLoop
 from harness.tools import Plan
 
 from .desktop import Desktop
@@ -184,7 +184,7 @@ class DelegateTool:
             ),
             stats=self.stats,
             record=self.record,
-            context_note=note,
+            hooks=[NoteHook(note)] if note else [],
             finish_tool="report",
         )
         end = loop.run(_seed(task, facts))

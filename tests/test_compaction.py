@@ -48,7 +48,7 @@ def test_compaction_keeps_requests_bounded_and_growth_linear(local_sandbox, tmp_
     assert len(requests) == TURNS
     sizes = [estimate_tokens(call["system"], call["messages"]) for call in requests]
     assert max(sizes) < WINDOW, max(sizes)
-    assert agent.loop.compactor.compactions >= 10
+    assert agent.compactor.compactions >= 10
     for call in requests[1:]:  # the plan rides on every request after it was written
         note = call["messages"][-1]["content"][-1]["text"]
         assert "<plan>" in note and "count to a thousand" in note

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.kernel.context import Compactor
 from harness.kernel.core import Model, Tool
-from harness.kernel.loop import RunStats, ToolLoop
+from harness.kernel.loop import LoopHook, NoteHook, RunStats, ToolLoop
 from harness.kernel.records import RunRecord
 from harness.run.config import RunConfig
 from harness.tools import (
@@ -49,17 +49,17 @@ class MainAgent:
         review: Callable[[str], str | None] | None = None,
         delegate_tool: Tool | None = None,
         extra_tools: list[Tool] = (),
-        context_notes: list[Callable[[], str]] = (),
+        hooks: list[LoopHook] = (),
     ):
         self.config = config
         self.plan = Plan()
         self.record = record
         self.stats = stats or RunStats()
-        self.context_notes = list(context_notes)
         tools = self._tools(sandbox, review, delegate_tool, list(extra_tools))
-        compactor = (
+        self.compactor = (
             Compactor(model, config.compaction, self.stats) if config.compaction.enabled else None
         )
+        own = [hook for hook in (self.compactor, NoteHook(self.plan_note)) if hook is not None]
         self.loop = ToolLoop(
             model,
             tools,
@@ -68,8 +68,7 @@ class MainAgent:
             config=config.loop,
             stats=self.stats,
             record=record,
-            context_note=self.context_note,
-            compactor=compactor,
+            hooks=[*own, *hooks],
         )
 
     def _tools(self, sandbox, review, delegate_tool, extra_tools) -> list[Tool]:
@@ -93,12 +92,11 @@ class MainAgent:
         counts = self.loop.tool_counts
         return sum(n for name, n in counts.items() if name not in NON_STEP_TOOLS)
 
-    def context_note(self) -> str:
-        parts = []
-        if any(tool == "plan" for tool in self.loop.tools):
-            parts.append(f"<plan>\n{self.plan.render()}\n</plan>")
-        parts += [note() for note in self.context_notes]
-        return "\n".join(part for part in parts if part)
+    def plan_note(self) -> str:
+        """The externalized plan, shown on every request while the agent has the `plan` tool."""
+        if "plan" not in self.loop.tools:
+            return ""
+        return f"<plan>\n{self.plan.render()}\n</plan>"
 
     def _plan_changed(self, plan: Plan) -> None:
         if self.record:

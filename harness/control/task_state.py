@@ -187,9 +187,6 @@ class TaskState:
         lines.append("</task-state>")
         return "\n".join(lines)
 
-    def __call__(self) -> str:  # a context note
-        return self.render()
-
     @property
     def done(self) -> bool:
         return all(r.status == VERIFIED for r in self.requirements)

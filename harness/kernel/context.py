@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from harness.kernel.core import Usage
+from harness.kernel.loop import LoopHook
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ def estimate_tokens(value) -> int:
     return len(str(value)) // 4 + 1
 
 
-class Compactor:
+class Compactor(LoopHook):
     """Decides when a loop's history is too long and replaces its oldest part with a summary."""
 
     def __init__(self, model, config: CompactionConfig | None = None, stats=None):
@@ -54,6 +55,10 @@ class Compactor:
         self.stats = stats
         self.summary_prompt = (PROMPTS / "compaction.md").read_text()
         self.compactions = 0
+
+    def before_request(self, loop) -> None:
+        if self.needed(loop):
+            self.compact(loop)
 
     @property
     def limit(self) -> int:

@@ -2,7 +2,8 @@
 
 The message list is the trajectory: each model turn and each batch of tool results is appended to it
 and to the run record as it happens. Control flow is by exceptions: a tool raises `Finished`, a budget
-check raises `BudgetExceeded`.
+check raises `BudgetExceeded`. The run's other parts (plan, task state, stall watch, compaction) join
+at the named points of `LoopHook`; building a request has no side effects.
 """
 
 from __future__ import annotations
@@ -57,6 +58,31 @@ class RunStats:
         return time.monotonic() - self.started
 
 
+class LoopHook:
+    """A part of a run that joins the tool loop at named points; override the ones you need."""
+
+    def before_request(self, loop: ToolLoop) -> None:
+        """Before each model request (after the budget check): may act, e.g. compact the history."""
+
+    def note(self, loop: ToolLoop) -> str:
+        """Text riding on the next request's newest user turn. Pure: a request may be built twice."""
+        return ""
+
+    def after_tool_results(self, loop: ToolLoop) -> None:
+        """After a turn's results (or the no-tool nudge) joined the history and the loop goes on: may
+        act (call the sandbox, run a worker) or end the loop by raising `Finished`."""
+
+
+class NoteHook(LoopHook):
+    """A hook that only adds a note, from a function of no arguments (a plan, a task state)."""
+
+    def __init__(self, render: Callable[[], str]):
+        self.render = render
+
+    def note(self, loop: ToolLoop) -> str:
+        return self.render()
+
+
 class ToolLoop:
     """One agent: a model, its tools, its history, and the limits it runs under."""
 
@@ -70,8 +96,7 @@ class ToolLoop:
         config: LoopConfig | None = None,
         stats: RunStats | None = None,
         record: RunRecord | None = None,
-        context_note: Callable[[], str] | None = None,
-        compactor=None,
+        hooks: list[LoopHook] = (),
         finish_tool: str = "finish",
     ):
         self.model = model
@@ -82,8 +107,7 @@ class ToolLoop:
         self.config = config or LoopConfig()
         self.stats = stats or RunStats()
         self.record = record
-        self.context_note = context_note
-        self.compactor = compactor
+        self.hooks = list(hooks)
         self.finish_tool = finish_tool
         self.messages: list[dict] = []
         self.turns = 0
@@ -105,8 +129,8 @@ class ToolLoop:
 
     def step(self) -> None:
         self._check_budgets()
-        if self.compactor and self.compactor.needed(self):
-            self.compactor.compact(self)
+        for hook in self.hooks:
+            hook.before_request(self)
         reply = self.model.complete(self.system, self.request_messages(), self.specs)
         self.turns += 1
         self.last_prompt_tokens = reply.usage.prompt_tokens
@@ -121,6 +145,7 @@ class ToolLoop:
         if not reply.tool_uses:
             nudge = NO_TOOL_NUDGE.format(finish=self.finish_tool)
             self._append_user([{"type": "text", "text": nudge}])
+            self._after_tool_results()
             return
         results, ended, failed_toolsets = [], None, set()
         for block in reply.tool_uses:
@@ -147,6 +172,7 @@ class ToolLoop:
         self._append_user(results)
         if ended is not None:
             raise ended
+        self._after_tool_results()
 
     def execute(self, block: dict) -> ToolResult:
         """Run one tool call; every problem the model can fix comes back as an error result."""
@@ -173,16 +199,18 @@ class ToolLoop:
             return ToolResult(error=str(exc))
 
     def request_messages(self) -> list[dict]:
-        """The history as sent: the context note (plan, task state) rides on the newest user turn only,
-        so earlier turns stay byte-identical and the provider's prompt cache keeps hitting."""
-        if not self.context_note:
-            return self.messages
-        note = self.context_note()
+        """The history as sent: the hooks' notes (plan, task state, stall response) ride on the newest
+        user turn only, so earlier turns stay byte-identical and the provider's prompt cache hits."""
+        note = "\n".join(text for text in (hook.note(self) for hook in self.hooks) if text)
         if not note:
             return self.messages
         last = self.messages[-1]
         with_note = {**last, "content": [*last["content"], {"type": "text", "text": note}]}
         return [*self.messages[:-1], with_note]
+
+    def _after_tool_results(self) -> None:
+        for hook in self.hooks:
+            hook.after_tool_results(self)
 
     def _append_user(self, content: list[dict]) -> None:
         self.messages.append({"role": "user", "content": content})
