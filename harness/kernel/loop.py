@@ -27,6 +27,15 @@ TOOLSET_NOT_RUN = "Not executed: an earlier computer action in this turn failed.
 NO_TOOL_NUDGE = (
     "No tool was called. Keep working with the tools; when the work is done, call `{finish}`."
 )
+CUT_NUDGE = (
+    "Your reply was cut off at the output limit (max_tokens). Continue from where it stopped, or "
+    "call a tool."
+)
+CUT_CALL = (
+    "Not run: your reply was cut off at the output limit (max_tokens) while writing this call, so "
+    "its input is incomplete. Send it again in smaller parts (write a long file in several steps)."
+)
+MAX_CUT_REPLIES = 3  # cut replies in a row before the loop gives up and reports it
 
 
 class LoopConfig(BaseModel):
@@ -111,6 +120,7 @@ class ToolLoop:
         self.finish_tool = finish_tool
         self.messages: list[dict] = []
         self.turns = 0
+        self.cut_replies = 0
         self.last_prompt_tokens = 0
         self.tool_counts: Counter[str] = Counter()
 
@@ -142,13 +152,21 @@ class ToolLoop:
         self._record("model_turn", turn=self.turns, content=reply.content, usage=vars(reply.usage))
         if self.stats.on_turn:
             self.stats.on_turn(self.stats)
+        cut = self._check_cut(reply)
         if not reply.tool_uses:
-            nudge = NO_TOOL_NUDGE.format(finish=self.finish_tool)
+            nudge = CUT_NUDGE if cut else NO_TOOL_NUDGE.format(finish=self.finish_tool)
             self._append_user([{"type": "text", "text": nudge}])
             self._after_tool_results()
             return
+        # A reply cut while writing a call ends in that call, whose input is then incomplete.
+        cut_call = (
+            reply.content[-1] if cut and reply.content[-1].get("type") == "tool_use" else None
+        )
         results, ended, failed_toolsets = [], None, set()
         for block in reply.tool_uses:
+            if block is cut_call:
+                results.append(_result_block(block, ToolResult(error=CUT_CALL)))
+                continue
             if ended is not None:
                 results.append(
                     _result_block(block, ToolResult(error="Not run: the task already ended."))
@@ -207,6 +225,22 @@ class ToolLoop:
         last = self.messages[-1]
         with_note = {**last, "content": [*last["content"], {"type": "text", "text": note}]}
         return [*self.messages[:-1], with_note]
+
+    def _check_cut(self, reply) -> bool:
+        """Whether `reply` was cut at the output limit; recorded, and too many in a row end the loop."""
+        if reply.stop_reason != "max_tokens":
+            self.cut_replies = 0
+            return False
+        self.cut_replies += 1
+        self._record("output_cut", turn=self.turns, in_a_row=self.cut_replies)
+        log.warning("%s: reply %d was cut at the output limit", self.agent, self.turns)
+        if self.cut_replies >= MAX_CUT_REPLIES:
+            raise BudgetExceeded(
+                "output_limit",
+                f"{self.agent}'s replies were cut at the output limit (max_tokens) "
+                f"{self.cut_replies} times in a row; raise the model's max_tokens",
+            )
+        return True
 
     def _after_tool_results(self) -> None:
         for hook in self.hooks:
