@@ -44,9 +44,6 @@ class RoutedModel:
             [{"type": "text", "text": answer}], Usage(input_tokens=100, output_tokens=20)
         )
 
-    def fast_forward(self, turns: int) -> None:
-        self.script.fast_forward(turns)
-
 
 def bash(command: str, text: str = "") -> dict:
     turn = {"tool_calls": [{"name": "bash", "input": {"command": command}}]}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -46,6 +47,12 @@ def estimate_tokens(value) -> int:
     return len(str(value)) // 4 + 1
 
 
+@cache
+def compaction_prompt() -> str:
+    """The system prompt of a compaction request (a scripted model answers it without a turn)."""
+    return (PROMPTS / "compaction.md").read_text()
+
+
 class Compactor(LoopHook):
     """Decides when a loop's history is too long and replaces its oldest part with a summary."""
 
@@ -53,7 +60,7 @@ class Compactor(LoopHook):
         self.model = model
         self.config = config or CompactionConfig()
         self.stats = stats
-        self.summary_prompt = (PROMPTS / "compaction.md").read_text()
+        self.summary_prompt = compaction_prompt()
         self.compactions = 0
 
     def before_request(self, loop) -> None:
@@ -120,13 +127,7 @@ class Compactor(LoopHook):
     def _summarize(self, first: dict, prefix: list[dict]) -> tuple[str, Usage]:
         transcript = _render_for_summary([first, *prefix])
         request = [{"role": "user", "content": [{"type": "text", "text": transcript}]}]
-        # A model may summarize its own way (a scripted model must not spend a scripted turn on it).
-        summarize = getattr(self.model, "summarize", None)
-        reply = (
-            summarize(self.summary_prompt, request)
-            if summarize
-            else self.model.complete(self.summary_prompt, request, [])
-        )
+        reply = self.model.complete(self.summary_prompt, request, [])
         return reply.text.strip() or "(the summarizer returned nothing)", reply.usage
 
 

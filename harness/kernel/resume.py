@@ -110,8 +110,6 @@ def restore_main_agent(
             }
         )
     loop.messages = messages
-    if hasattr(loop.model, "fast_forward"):  # scripted and replayed models continue where they were
-        loop.model.fast_forward(loop.turns)
     record.append(
         "resumed",
         agent="harness",
