@@ -136,8 +136,18 @@ def _backend_module(backend: str):
 class ToolboxSandboxMixin:
     """What every backend shares once it has a toolbox client: calls and context-manager closing."""
 
+    @property
+    def toolbox(self):
+        return self._toolbox  # AttributeError until the backend has started it
+
+    @toolbox.setter
+    def toolbox(self, client) -> None:
+        # The sandbox's `call` is its client's own: a tool's call goes straight to the toolbox client.
+        self._toolbox = client
+        self.call = client.call
+
     def call(self, method: str, *, wait_s: float | None = None, **params) -> dict:
-        return self.toolbox.call(method, wait_s=wait_s, **params)
+        raise SandboxError(f"sandbox {getattr(self, 'id', '?')} has no toolbox yet ({method}).")
 
     def __enter__(self):
         return self
