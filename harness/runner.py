@@ -77,17 +77,17 @@ def run_task(
             milestone=milestone and milestone["number"],
         )
         context = RunContext(
-            task,
-            config,
-            model,
-            gate_model,
-            sandbox,
-            record,
-            stats,
-            outcome,
-            started_at,
-            resume,
-            milestone,
+            config=config,
+            model=model,
+            sandbox=sandbox,
+            task=task,
+            gate_model=gate_model,
+            record=record,
+            stats=stats,
+            outcome=outcome,
+            started_at=started_at,
+            resume=resume,
+            milestone=milestone,
         )
         end = _run_agent(context)
         outcome.status, outcome.final_action = (
@@ -116,28 +116,19 @@ def run_task(
 def _run_agent(context: RunContext):
     if context.config.control != "stateact":
         return run_control(context)
-    config, sandbox, model, stats = context.config, context.sandbox, context.model, context.stats
     hooks = StateActHooks(context)
-    delegate = (
-        DelegateTool(sandbox, config, context.record, stats, model)
-        if config.subagents.enabled
-        else None
-    )
+    delegate = DelegateTool(context) if context.config.subagents.enabled else None
     agent = MainAgent(
-        model,
-        sandbox,
-        config,
-        record=context.record,
-        stats=stats,
+        context,
         review=gate_review(context, hooks.on_decision),
         delegate_tool=hooks.wrap_delegate(delegate),
         hooks=hooks.loop_hooks,
-        extra_tools=main_agent_extra_tools(sandbox, config, model, stats),
+        extra_tools=main_agent_extra_tools(context),
     )
     context.outcome.status = "running"
     if context.resume:
         restore_main_agent(
-            agent, context.record, sandbox, since_event_index=context.since_event_index
+            agent, context.record, context.sandbox, since_event_index=context.since_event_index
         )
     hooks.attach(agent)
     return agent.run(context.task.instruction)

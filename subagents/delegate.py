@@ -18,13 +18,13 @@ from gates import build_review
 from harness.kernel.core import (
     BudgetExceeded,
     Finished,
-    Model,
     Tool,
     ToolError,
     ToolResult,
     ToolSpec,
 )
-from harness.kernel.loop import LoopConfig, NoteHook, RunStats, ToolLoop
+from harness.kernel.loop import LoopConfig, NoteHook, ToolLoop
+from harness.run.context import RunContext
 from harness.tools import Plan
 
 from .desktop import Desktop
@@ -112,24 +112,17 @@ class DelegateTool:
 
     def __init__(
         self,
-        sandbox,
-        config,
-        record=None,
-        stats: RunStats | None = None,
-        model: Model | None = None,
+        context: RunContext,
         *,
         depth: int = 1,
         allowed: list[str] | None = None,
         parent: str = "main",
         shared: SharedState | None = None,
     ):
-        if model is None:
-            raise ToolError("delegate needs the model its specialists run on.")
-        self.sandbox = sandbox
-        self.config = config
-        self.record = record
-        self.stats = stats or RunStats()
-        self.model = model
+        self.context = context
+        sandbox, config = context.sandbox, context.config
+        self.sandbox, self.config, self.record = sandbox, config, context.record
+        self.stats, self.model = context.stats, context.model
         self.depth = depth
         self.parent = parent
         available = available_specialists(config)
@@ -216,11 +209,7 @@ class DelegateTool:
         if self.depth < self.config.subagents.worker_depth:
             tools.append(
                 DelegateTool(
-                    self.sandbox,
-                    self.config,
-                    self.record,
-                    self.stats,
-                    self.model,
+                    self.context,
                     depth=self.depth + 1,
                     allowed=["worker"],
                     parent=name,

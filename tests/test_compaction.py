@@ -6,6 +6,7 @@ from __future__ import annotations
 from harness.control.main_agent import MainAgent
 from harness.models.scripted import ScriptedModel, estimate_tokens
 from harness.run.config import RunConfig
+from harness.run.context import RunContext
 
 TURNS = 300
 WINDOW = 12_000
@@ -40,7 +41,7 @@ def test_compaction_keeps_requests_bounded_and_growth_linear(local_sandbox, tmp_
     model = ScriptedModel(script(), context_window=WINDOW)
     config = RunConfig(model="script/x")
     config.loop.max_turns = TURNS + 10
-    agent = MainAgent(model, local_sandbox, config)
+    agent = MainAgent(RunContext(config, model, local_sandbox))
     end = agent.run("Count with seq for a long time.")
     assert end.status == "script_exhausted"
 

@@ -14,6 +14,7 @@ from harness.models import ModelConfig
 from harness.models.anthropic_model import AnthropicModel
 from harness.models.scripted import ScriptedModel
 from harness.run.config import RunConfig
+from harness.run.context import RunContext
 from harness.tools import BashTool, EditorTool, FinishTool
 from sandboxes import Sandbox
 from tests.fakes import FakeAnthropicServer
@@ -224,7 +225,7 @@ def test_the_main_agent_runs_over_the_memory_sandbox():
         finish(),
     ]
     model = ScriptedModel(turns)
-    agent = MainAgent(model, sandbox, config)
+    agent = MainAgent(RunContext(config, model, sandbox))
     end = agent.run("Write a.")
     assert end.status == "completed" and agent.steps_taken() == 3
     assert "at least" in loop_text(agent.loop.messages[2])  # finishing needs three steps first

@@ -10,10 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.kernel.context import Compactor
-from harness.kernel.core import Model, Tool
-from harness.kernel.loop import LoopHook, NoteHook, RunStats, ToolLoop
-from harness.kernel.records import RunRecord
-from harness.run.config import RunConfig
+from harness.kernel.core import Tool
+from harness.kernel.loop import LoopHook, NoteHook, ToolLoop
+from harness.run.context import RunContext
 from harness.tools import (
     BashTool,
     EditorTool,
@@ -40,22 +39,19 @@ class MainAgent:
 
     def __init__(
         self,
-        model: Model,
-        sandbox,
-        config: RunConfig,
+        context: RunContext,
         *,
-        record: RunRecord | None = None,
-        stats: RunStats | None = None,
         review: Callable[[str], str | None] | None = None,
         delegate_tool: Tool | None = None,
         extra_tools: list[Tool] = (),
         hooks: list[LoopHook] = (),
     ):
+        config, model = context.config, context.model
         self.config = config
         self.plan = Plan()
-        self.record = record
-        self.stats = stats or RunStats()
-        tools = self._tools(sandbox, review, delegate_tool, list(extra_tools))
+        self.record = record = context.record
+        self.stats = context.stats
+        tools = self._tools(context.sandbox, review, delegate_tool, list(extra_tools))
         self.compactor = (
             Compactor(model, config.compaction, self.stats) if config.compaction.enabled else None
         )
