@@ -100,37 +100,13 @@ class Sandbox(Protocol):
 
 @dataclass
 class Snapshot:
-    """A frozen copy of a sandbox's state that new sandboxes can start from.
-
-    `exists()` and `discard()` work without a running sandbox (a resumed run asks before it starts one,
-    a finished run cleans up after its sandbox closed); each backend module answers for its own kind.
-    """
+    """A frozen copy of a sandbox's state that new sandboxes can start from. Whether it still
+    exists, and removing it, need no running sandbox: `sandboxes.snapshot_exists`/`discard_snapshot`."""
 
     backend: str
     ref: str
     """Docker: an image id; local: a directory on the host holding the sandbox's writable tree."""
     created_at: float
-
-    def exists(self) -> bool:
-        """Whether a sandbox can still start from this snapshot."""
-        return _backend_module(self.backend).snapshot_exists(self.ref)
-
-    def discard(self) -> bool:
-        """Remove the snapshot; False when it must wait (a docker image a newer one was built on)."""
-        return _backend_module(self.backend).discard_snapshot(self.ref)
-
-
-def _backend_module(backend: str):
-    """The backend module that stores `backend`'s snapshots (imported on first use: docker's SDK)."""
-    if backend == "docker":
-        from . import docker_backend
-
-        return docker_backend
-    if backend == "local":
-        from . import local_backend
-
-        return local_backend
-    raise SandboxError(f"unknown sandbox backend {backend!r}; choose one of docker, local.")
 
 
 class ToolboxSandboxMixin:

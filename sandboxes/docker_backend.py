@@ -317,7 +317,7 @@ class DockerSandbox(ToolboxSandboxMixin):
         return Snapshot(backend=self.backend, ref=image.id, created_at=time.time())
 
     def discard_snapshot(self, snapshot: Snapshot) -> None:
-        if not snapshot.discard():
+        if not discard_snapshot(snapshot.ref):
             log.warning("could not remove snapshot %s yet", snapshot.ref[:19])
 
     def close(self) -> None:

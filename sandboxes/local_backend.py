@@ -189,7 +189,7 @@ class LocalSandbox(ToolboxSandboxMixin):
         return Snapshot(self.backend, str(target.resolve()), snapshot.created_at)
 
     def discard_snapshot(self, snapshot: Snapshot) -> None:
-        snapshot.discard()
+        discard_snapshot(snapshot.ref)
 
     def close(self) -> None:
         if self._closed:

@@ -1,4 +1,4 @@
-"""Snapshots in the sandbox protocol: `persist` on every backend, and `exists`/`discard` that work
+"""Snapshots in the sandbox protocol: `persist` on every backend, and `snapshot_exists`/`discard_snapshot` that work
 without a running sandbox, so milestones (and best-of-N) need no backend-specific code."""
 
 from __future__ import annotations
@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from sandboxes import SandboxConfig, SandboxError, Snapshot, open_sandbox
+from sandboxes import (
+    SandboxConfig,
+    SandboxError,
+    Snapshot,
+    discard_snapshot,
+    open_sandbox,
+    snapshot_exists,
+)
 
 from .conftest import require_image
 
@@ -35,22 +42,22 @@ def test_a_persisted_snapshot_outlives_its_sandbox_until_discarded(backend, tmp_
         snapshot = sandbox.persist(run_dir, "milestone-1")
         sandbox.call("bash.run", command="echo later > /home/user/state.txt")
     try:
-        assert snapshot.backend == backend and snapshot.exists()
+        assert snapshot.backend == backend and snapshot_exists(snapshot)
         if backend == "docker":  # owned by the live run directory: the orphan reaper keeps it
             from sandboxes.docker_backend import docker_client, reap_orphans
 
             reap_orphans(docker_client())
-            assert snapshot.exists()
+            assert snapshot_exists(snapshot)
         else:  # a folder kept with the run
             assert run_dir in Path(snapshot.ref).parents
         with open_sandbox(SandboxConfig(backend=backend, image="base"), snapshot) as view:
             assert view.call("bash.run", command="cat state.txt")["output"].strip() == "kept"
     finally:
-        assert snapshot.discard()
-    assert not snapshot.exists()
-    assert snapshot.discard()  # discarding twice is harmless
+        assert discard_snapshot(snapshot)
+    assert not snapshot_exists(snapshot)
+    assert discard_snapshot(snapshot)  # discarding twice is harmless
 
 
 def test_a_snapshot_of_an_unknown_backend_is_one_clear_error():
-    with pytest.raises(SandboxError, match="unknown sandbox backend 'vm'"):
-        Snapshot(backend="vm", ref="x", created_at=0.0).exists()
+    with pytest.raises(SandboxError, match="unknown sandbox backend"):
+        snapshot_exists(Snapshot(backend="vm", ref="x", created_at=0.0))

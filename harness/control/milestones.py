@@ -16,7 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from harness.kernel.records import load_events, write_json_atomic
-from sandboxes import Snapshot
+from sandboxes import Snapshot, discard_snapshot, snapshot_exists
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ def last_milestone(run_dir: Path) -> dict | None:
         if (
             not milestone.get("discarded")
             and not milestone.get("superseded")
-            and snapshot_of(milestone).exists()
+            and snapshot_exists(snapshot_of(milestone))
         ):
             return milestone
     return None
@@ -54,7 +54,7 @@ def discard_milestones(run_dir: Path) -> int:
         if milestone.get("discarded"):
             continue
         try:
-            milestone["discarded"] = snapshot_of(milestone).discard()
+            milestone["discarded"] = discard_snapshot(snapshot_of(milestone))
         except Exception as exc:  # cleanup goes on; the reaper cannot see run-owned images
             log.warning(
                 "could not remove milestone snapshot %s: %s", milestone["snapshot"]["ref"], exc
@@ -89,7 +89,7 @@ class MilestoneKeeper:
         for older in self.milestones:  # only the newest is ever resumed from
             if not older.get("discarded") and not older.get("superseded"):
                 older["superseded"] = True
-                older["discarded"] = snapshot_of(older).discard()
+                older["discarded"] = discard_snapshot(snapshot_of(older))
         self.milestones.append(milestone)
         write_json_atomic(self.record.dir / MILESTONES_FILE, self.milestones)
         self.record.append("milestone", agent="harness", **milestone)
