@@ -119,4 +119,12 @@ def run_code(
     return asdict(coding.run_code(repo, instruction, config, out_dir, apply=apply))
 
 
-__all__ = ["make_config", "run_task", "run_suite", "run_batch", "run_code"]
+__all__ = [
+    "RunConfig",
+    "StateActError",
+    "make_config",
+    "run_task",
+    "run_suite",
+    "run_batch",
+    "run_code",
+]
