@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from harness.models import make_model
+
 from .gate import Decision, FinishGate
 
 __all__ = ["Decision", "FinishGate", "build_review"]
@@ -24,8 +26,6 @@ def build_review(
         return None
     if gate_model is None:
         if config.gate.model:
-            from harness.models import make_model
-
             gate_model = make_model(config.gate.model, config.model_options)
         else:
             gate_model = agent_model

@@ -14,7 +14,7 @@ import json
 import logging
 from pathlib import Path
 
-from harness.core import (
+from harness.kernel.core import (
     BudgetExceeded,
     Finished,
     Model,
@@ -23,8 +23,8 @@ from harness.core import (
     ToolResult,
     ToolSpec,
 )
-from harness.loop import LoopConfig, RunStats, ToolLoop
-from harness.records import RunRecord
+from harness.kernel.loop import LoopConfig, RunStats, ToolLoop
+from harness.kernel.records import RunRecord
 from harness.tools import BashTool, EditorTool
 from sandboxes import open_sandbox
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from harness.core import ToolError
+from harness.kernel.core import ToolError
 
 READ_ONLY_PROGRAMS = {
     "ls",

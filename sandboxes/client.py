@@ -6,7 +6,7 @@ import itertools
 import json
 import threading
 
-from harness.core import ToolError
+from harness.kernel.core import ToolError
 
 from .base import Channel, SandboxError
 

@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 LABEL = "stateact.managed"
 OWNER_LABEL = "stateact.owner"
+PERSISTED_REPOSITORY = "stateact-milestone"
 ENGINE_HINT = "start it with `bash .ci/install-engine.sh` (or `sudo dockerd &`)"
 _reaped = False
 
@@ -80,6 +81,31 @@ def resolve_image(client, image: str) -> str:
             f"the image {ref} is not built; build it with `stateact image build {name}`."
         ) from None
     return ref
+
+
+def snapshot_exists(ref: str) -> bool:
+    """Whether the snapshot image `ref` is still there."""
+    from docker.errors import ImageNotFound
+
+    try:
+        docker_client().images.get(ref)
+    except ImageNotFound:
+        return False
+    return True
+
+
+def discard_snapshot(ref: str) -> bool:
+    """Remove the snapshot image `ref`; False when it must wait (a newer image is built on it)."""
+    from docker.errors import APIError, NotFound
+
+    try:
+        docker_client().images.remove(ref, force=True)
+    except NotFound:
+        pass
+    except APIError as exc:
+        log.info("snapshot image %s kept for now: %s", ref[:19], exc)
+        return False
+    return True
 
 
 def reap_orphans(client) -> list[str]:
@@ -283,20 +309,24 @@ class DockerSandbox(ToolboxSandboxMixin):
             _extract_as(tar, host_path)
 
     def snapshot(self) -> Snapshot:
+        return self._commit("stateact-snapshot", owner_label())
+
+    def persist(self, run_dir: Path, name: str) -> Snapshot:
+        # Owned by the run directory rather than this process: the reaper keeps it until the run
+        # directory is gone or has a result.
+        return self._commit(PERSISTED_REPOSITORY, f"run:{Path(run_dir).resolve()}")
+
+    def _commit(self, repository: str, owner: str) -> Snapshot:
         image = self.container.commit(
-            repository="stateact-snapshot",
+            repository=repository,
             tag=uuid.uuid4().hex[:12],
-            conf={"Labels": {LABEL: "1", OWNER_LABEL: owner_label()}},
+            conf={"Labels": {LABEL: "1", OWNER_LABEL: owner}},
         )
         return Snapshot(backend=self.backend, ref=image.id, created_at=time.time())
 
     def discard_snapshot(self, snapshot: Snapshot) -> None:
-        from docker.errors import APIError, NotFound
-
-        try:
-            self.client.images.remove(snapshot.ref, force=True)
-        except (NotFound, APIError) as exc:
-            log.warning("could not remove snapshot %s: %s", snapshot.ref[:19], exc)
+        if not discard_snapshot(snapshot.ref):
+            log.warning("could not remove snapshot %s yet", snapshot.ref[:19])
 
     def close(self) -> None:
         if self._closed:

@@ -185,8 +185,16 @@ class LocalSandbox(ToolboxSandboxMixin):
             )
         return Snapshot(backend=self.backend, ref=str(target), created_at=time.time())
 
+    def persist(self, run_dir: Path, name: str) -> Snapshot:
+        # A folder kept with the run: it lives exactly as long as the run directory.
+        snapshot = self.snapshot()
+        target = Path(run_dir) / "snapshots" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(snapshot.ref, target)
+        return Snapshot(self.backend, str(target.resolve()), snapshot.created_at)
+
     def discard_snapshot(self, snapshot: Snapshot) -> None:
-        shutil.rmtree(snapshot.ref, ignore_errors=True)
+        discard_snapshot(snapshot.ref)
 
     def close(self) -> None:
         if self._closed:
@@ -202,3 +210,14 @@ class LocalSandbox(ToolboxSandboxMixin):
                 process.kill()
                 process.wait()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def snapshot_exists(ref: str) -> bool:
+    """Whether the snapshot folder `ref` is still there."""
+    return Path(ref).is_dir()
+
+
+def discard_snapshot(ref: str) -> bool:
+    """Remove the snapshot folder `ref`."""
+    shutil.rmtree(ref, ignore_errors=True)
+    return True

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.core import ToolError
+from harness.kernel.core import ToolError
 
 MARKER = "@@STATEACT-RESULT@@ "
 MAX_OUTPUT_CHARS = 64_000_000  # screenshots travel as base64 inside the result line

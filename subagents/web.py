@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.core import ToolResult, ToolSpec
+from harness.kernel.core import ToolResult, ToolSpec
 
 from .remote import RemoteDriver
 

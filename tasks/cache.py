@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 if TYPE_CHECKING:
     from tasks.schema import Task

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from sandboxes.base import SANDBOX_HOME, Sandbox
 from tasks.cache import find_cached, inside, is_file, is_url, local_reference, resolve_source
 from tasks.relative_time import rule_relative_time

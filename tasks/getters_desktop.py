@@ -15,7 +15,7 @@ from lxml import etree
 from pptx import Presentation
 from pptx.exc import PackageNotFoundError
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from sandboxes.base import SANDBOX_HOME
 from tasks.getters import GetterContext, get_accessibility_tree, getter, work_path
 from tasks.setup import DESKTOP_ENV

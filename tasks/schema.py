@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 
 class SetupStep(BaseModel):

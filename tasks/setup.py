@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness.core import StateActError, ToolError
+from harness.kernel.core import StateActError, ToolError
 from sandboxes.base import SANDBOX_HOME, SANDBOX_USER, Sandbox
 from tasks.cache import confined, resolve_source
 from tasks.schema import SetupStep, Task

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import tasks.metrics  # noqa: F401  (registers every metric)
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.cache import HOST_PATHS_HINT, find_cached, is_url, local_reference
 from tasks.getters import GETTERS, as_list
 from tasks.metrics.registry import METRICS

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.coding import apply_changes, changed_files
-from harness.core import StateActError
+from harness.apps.coding import apply_changes, changed_files
+from harness.kernel.core import StateActError
 
 from .conftest import REPO, require_image
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.core import ToolError
+from harness.kernel.core import ToolError
 from tests.editor_deviations import DEVIATIONS, Expect
 from tests.test_toolbox import ToolboxProcess
 

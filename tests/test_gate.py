@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from gates.probes import run_probe, validate_probe
-from harness.config import RunConfig
-from harness.core import ToolError
+from harness.kernel.core import ToolError
 from harness.models.scripted import ScriptedModel
+from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
 

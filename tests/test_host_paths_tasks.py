@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.core import StateActError
-from harness.records import safe_run_name
+from harness.kernel.core import StateActError
+from harness.kernel.records import safe_run_name
 from tasks.cache import cache_name, resolve_source
 from tasks.getters import GetterContext, RootDirSource, run_getter
 from tasks.schema import task_from_dict
@@ -167,7 +167,7 @@ def test_an_execute_step_cannot_write_its_output_outside(layout, tmp_path):
     ["..", ".", "/", "a/../../b", "../../../../tmp/x", "a\x00b", "x" * 5000, "-rf", ""],
 )
 def test_run_names_are_one_safe_component(task_id):
-    from harness.oracle import solution_path
+    from harness.apps.oracle import solution_path
 
     suite = Path("/nonexistent-suite")
     assert solution_path(make_task(suite / "tasks", task_id=task_id or "x")) is None

@@ -8,9 +8,9 @@ import re
 import subprocess
 import sys
 
-from harness.display import visible
-from harness.html_report import write_report, write_trajectory_html
-from harness.records import RunRecord
+from harness.kernel.display import visible
+from harness.kernel.records import RunRecord
+from harness.reports.html_report import write_report, write_trajectory_html
 
 from .conftest import REPO
 

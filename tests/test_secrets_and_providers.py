@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.kernel.secrets import REDACTED
 from harness.models import ModelConfig
-from harness.secrets import REDACTED
 
 from .conftest import REPO, require_image
 from .fakes import FakeAnthropicServer, FakeOpenAIServer

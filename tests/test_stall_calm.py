@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.config import RunConfig, StallConfig
+from harness.control.stall import StallDetector, StallRouter
+from harness.kernel.records import RunRecord, load_events
 from harness.models.scripted import ScriptedModel
-from harness.records import RunRecord, load_events
+from harness.run.config import RunConfig, StallConfig
 from harness.runner import run_task
-from harness.stall import StallDetector, StallRouter
 from tasks.schema import Task
 
 from .conftest import require_image

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from gates import Decision
-from harness.config import RunConfig
+from harness.control.task_state import INVALIDATED, PENDING, VERIFIED, TaskState
 from harness.models.scripted import ScriptedModel
+from harness.run.config import RunConfig
 from harness.runner import run_task
-from harness.task_state import INVALIDATED, PENDING, VERIFIED, TaskState
 from tasks.schema import Task
 
 from .control_helpers import RoutedModel, bash, call

@@ -9,7 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from harness.display import visible
+from harness.apps.batch import SUMMARY_NAME, expand_inputs, run_batch
+from harness.kernel.display import visible
+from harness.models import make_model
 
 from .run import add_run_options, build_config
 
@@ -43,9 +45,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from harness.batch import SUMMARY_NAME, expand_inputs, run_batch
-    from harness.models import make_model
-
     files = expand_inputs(args.files)  # bad patterns fail before anything starts
     config = build_config(args)
     make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key

@@ -7,7 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
+from tasks.evaluate import evaluate
+from tasks.getters import RootDirSource
+from tasks.schema import load_task
+from tasks.support import check_references
 
 from .run import add_host_paths_option
 
@@ -47,12 +51,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check(args: argparse.Namespace) -> dict:
-    # Imported here so that `stateact --help` stays fast (the metrics pull in pandas and friends).
-    from tasks.evaluate import evaluate
-    from tasks.getters import RootDirSource
-    from tasks.schema import load_task
-    from tasks.support import check_references
-
     task = load_task(args.task)
     task.allow_host_paths = bool(getattr(args, "allow_host_paths", False))
     root = Path(args.root)

@@ -6,8 +6,10 @@ import sys
 import time
 from pathlib import Path
 
-from harness.core import StateActError
-from harness.display import visible
+from harness.apps.coding import run_code, sandbox_name, summary_json
+from harness.kernel.core import StateActError
+from harness.kernel.display import visible
+from harness.models import make_model
 
 from .progress import TurnProgress
 from .run import add_run_options, build_config
@@ -35,9 +37,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from harness.coding import run_code, sandbox_name, summary_json
-    from harness.models import make_model
-
     repo = Path(args.repo).expanduser()
     if not repo.is_dir():
         raise StateActError(f"the repository path {repo} does not exist or is not a folder.")

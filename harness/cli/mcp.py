@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from harness.core import StateActError, require_one_of
+from harness.apps.mcp_server import IMAGES, ServerSettings, serve
+from harness.kernel.core import StateActError, require_one_of
+from harness.models import ModelConfig, endpoint_provider, make_model
 from sandboxes import BACKENDS
 
 
@@ -46,9 +48,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from harness.mcp_server import IMAGES, ServerSettings, serve
-    from harness.models import ModelConfig, endpoint_provider, make_model
-
     require_one_of("sandbox backend", args.sandbox, BACKENDS)
     require_one_of("image", args.image, IMAGES)
     if args.max_sandboxes < 1:

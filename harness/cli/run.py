@@ -6,12 +6,15 @@ import json
 import sys
 from pathlib import Path
 
-from harness.config import CONTROL_MODES, PRESETS, RunConfig
-from harness.core import StateActError, require_one_of
-from harness.display import visible
-from harness.models import endpoint_provider
-from harness.records import safe_run_name
+from harness.kernel.core import StateActError, require_one_of
+from harness.kernel.display import visible
+from harness.kernel.records import safe_run_name
+from harness.models import endpoint_provider, make_model
+from harness.run.config import CONTROL_MODES, PRESETS, RunConfig
+from harness.runner import run_task
 from sandboxes import BACKENDS
+from tasks.schema import load_task
+from tasks.support import check_references
 
 from .progress import TurnProgress
 
@@ -115,11 +118,6 @@ def build_config(args) -> RunConfig:
 
 
 def run(args) -> int:
-    from harness.models import make_model
-    from harness.runner import run_task
-    from tasks.schema import load_task
-    from tasks.support import check_references
-
     task = load_task(args.task)
     config = build_config(args)
     task.allow_host_paths = config.allow_host_paths

@@ -7,9 +7,14 @@ import os
 import sys
 from pathlib import Path
 
-from harness.core import StateActError
-from harness.display import visible
-from harness.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+from harness.apps.suite import discover_tasks, foreign_build_scripts, run_suite, task_domain
+from harness.apps.suite import dry_run as run_dry
+from harness.kernel.core import StateActError
+from harness.kernel.display import visible
+from harness.models import make_model
+from harness.reports.summary import summary_line
+from tasks.schema import load_task
 
 from .run import add_run_options, build_config
 
@@ -63,8 +68,6 @@ def register(subparsers) -> None:
 def run(args) -> int:
     if args.dry_run:
         return dry_run(args)
-    from harness.suite import discover_tasks, run_suite
-    from harness.summary import summary_line
 
     paths = list(args.paths)
     if args.demo:
@@ -87,8 +90,6 @@ def run(args) -> int:
                 f"  ANTHROPIC_API_KEY=… stateact suite {' '.join(args.paths)} --demo --model {DEMO_MODEL} --out runs/demo-model"
             )
     else:
-        from harness.models import make_model
-
         make_model(
             config.model, config.model_options
         )  # a bad spec or a missing key fails before any sandbox
@@ -175,9 +176,6 @@ def say(text: str) -> None:
 
 def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
     """One task per demo domain (calc, writer, os, sqlite, cross-app); with the oracle, one it can solve."""
-    from harness.suite import task_domain
-    from tasks.schema import load_task
-
     chosen: dict[str, tuple[Path, bool]] = {}
     for path in task_paths:
         try:
@@ -198,9 +196,6 @@ def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
 
 
 def dry_run(args) -> int:
-    from harness.suite import discover_tasks, foreign_build_scripts
-    from harness.suite import dry_run as run_dry
-
     def emit(record: dict) -> None:
         print(json.dumps(record), flush=True)
 

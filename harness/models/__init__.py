@@ -10,8 +10,8 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from harness import secrets
-from harness.core import Model, StateActError
+from harness.kernel import secrets
+from harness.kernel.core import Model, StateActError
 
 
 class ModelConfig(BaseModel):

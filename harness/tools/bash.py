@@ -10,7 +10,7 @@ usable, its partial output is shown, and every result ends with its exit code an
 
 from __future__ import annotations
 
-from harness.core import ToolResult, ToolSpec
+from harness.kernel.core import ToolResult, ToolSpec
 
 DEFAULT_TIMEOUT_S = 180.0
 RESTARTED = "tool has been restarted."

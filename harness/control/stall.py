@@ -16,8 +16,9 @@ import json
 from collections import deque
 from dataclasses import dataclass
 
-from .config import StallConfig
-from .core import Finished
+from harness.kernel.core import Finished
+from harness.kernel.loop import LoopHook
+from harness.run.config import StallConfig
 
 RESPONSES = ("feedback", "replan", "fresh_worker", "stop")
 
@@ -173,10 +174,11 @@ def stop_run(signal: StallSignal) -> Finished:
     return Finished("stalled", f"the run stalled: {signal.detail}")
 
 
-class MainAgentStallWatch:
-    """The stall watch of the default mode, run as a context note: each turn it reads the main agent's
-    newest tool calls and results from its history, checks the sandbox's changed files, and returns the
-    routed response as text (or ends the loop by raising `Finished("stalled")`)."""
+class MainAgentStallWatch(LoopHook):
+    """The stall watch of the default mode, a loop hook: after each turn's results it reads the main
+    agent's newest tool calls and results from its history, checks the sandbox's changed files, and
+    routes a stall to a response: a note on the next request, a fresh worker's report, or the end of
+    the loop (`Finished("stalled")`)."""
 
     SKIPPED_TOOLS = {"plan", "finish"}
 
@@ -196,6 +198,7 @@ class MainAgentStallWatch:
         self.loop = None
         self.seen_messages = 0
         self.pending: list[StallSignal] = []
+        self.response = ""
 
     def attach(self, loop) -> None:
         """Start watching `loop` from its current history (after a resume, the restored part is old)."""
@@ -207,9 +210,15 @@ class MainAgentStallWatch:
         if signal:
             self.pending.append(signal)
 
-    def __call__(self) -> str:
-        if self.loop is None:
-            return ""
+    def note(self, loop) -> str:
+        return self.response if loop is self.loop else ""
+
+    def after_tool_results(self, loop) -> None:
+        if loop is self.loop:
+            self.response = ""  # a response rides on one request only
+            self.response = self._check()
+
+    def _check(self) -> str:
         messages = self.loop.messages
         if len(messages) < self.seen_messages:  # compaction rewrote the history
             self.seen_messages = len(messages)

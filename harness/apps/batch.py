@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from gates.structural import named_paths
-from harness.secrets import redact
+from harness.kernel.core import Model, StateActError
+from harness.kernel.records import write_json_atomic
+from harness.kernel.secrets import redact
+from harness.run.config import RunConfig
+from harness.runner import run_task
 from sandboxes.base import SANDBOX_HOME
 from tasks.schema import Evaluator, SetupStep, Task, load_task
-
-from .config import RunConfig
-from .core import Model, StateActError
-from .records import write_json_atomic
+from tasks.support import check_references
 
 SUMMARY_NAME = "summary.csv"
 RUNS_DIR = "runs"
@@ -188,8 +189,6 @@ def run_batch(
     items = plan_batch(instruction, expand_inputs(files), out_dir)
     check_task = checker(check)
     if check_task is not None:
-        from tasks.support import check_references
-
         check_task.allow_host_paths = config.allow_host_paths
         check_references(check_task, Path(config.cache_dir) if config.cache_dir else None)
     if not resume:
@@ -220,8 +219,6 @@ def run_batch(
 
 def run_item(item, config, check_task, resume, model_factory, gate_model_factory) -> dict:
     """Run (or, on resume, read back) one file's task and return its summary row."""
-    from .runner import run_task
-
     task = item_task(item, check_task)
 
     def copy_back(sandbox) -> None:

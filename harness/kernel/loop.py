@@ -2,7 +2,8 @@
 
 The message list is the trajectory: each model turn and each batch of tool results is appended to it
 and to the run record as it happens. Control flow is by exceptions: a tool raises `Finished`, a budget
-check raises `BudgetExceeded`.
+check raises `BudgetExceeded`. The run's other parts (plan, task state, stall watch, compaction) join
+at the named points of `LoopHook`; building a request has no side effects.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from .core import BudgetExceeded, Finished, Model, Tool, ToolError, ToolResult, Usage
-from .records import RunRecord
+from harness.kernel.core import BudgetExceeded, Finished, Model, Tool, ToolError, ToolResult, Usage
+from harness.kernel.records import RunRecord
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,15 @@ TOOLSET_NOT_RUN = "Not executed: an earlier computer action in this turn failed.
 NO_TOOL_NUDGE = (
     "No tool was called. Keep working with the tools; when the work is done, call `{finish}`."
 )
+CUT_NUDGE = (
+    "Your reply was cut off at the output limit (max_tokens). Continue from where it stopped, or "
+    "call a tool."
+)
+CUT_CALL = (
+    "Not run: your reply was cut off at the output limit (max_tokens) while writing this call, so "
+    "its input is incomplete. Send it again in smaller parts (write a long file in several steps)."
+)
+MAX_CUT_REPLIES = 3  # cut replies in a row before the loop gives up and reports it
 
 
 class LoopConfig(BaseModel):
@@ -57,6 +67,31 @@ class RunStats:
         return time.monotonic() - self.started
 
 
+class LoopHook:
+    """A part of a run that joins the tool loop at named points; override the ones you need."""
+
+    def before_request(self, loop: ToolLoop) -> None:
+        """Before each model request (after the budget check): may act, e.g. compact the history."""
+
+    def note(self, loop: ToolLoop) -> str:
+        """Text riding on the next request's newest user turn. Pure: a request may be built twice."""
+        return ""
+
+    def after_tool_results(self, loop: ToolLoop) -> None:
+        """After a turn's results (or the no-tool nudge) joined the history and the loop goes on: may
+        act (call the sandbox, run a worker) or end the loop by raising `Finished`."""
+
+
+class NoteHook(LoopHook):
+    """A hook that only adds a note, from a function of no arguments (a plan, a task state)."""
+
+    def __init__(self, render: Callable[[], str]):
+        self.render = render
+
+    def note(self, loop: ToolLoop) -> str:
+        return self.render()
+
+
 class ToolLoop:
     """One agent: a model, its tools, its history, and the limits it runs under."""
 
@@ -70,8 +105,7 @@ class ToolLoop:
         config: LoopConfig | None = None,
         stats: RunStats | None = None,
         record: RunRecord | None = None,
-        context_note: Callable[[], str] | None = None,
-        compactor=None,
+        hooks: list[LoopHook] = (),
         finish_tool: str = "finish",
     ):
         self.model = model
@@ -82,11 +116,11 @@ class ToolLoop:
         self.config = config or LoopConfig()
         self.stats = stats or RunStats()
         self.record = record
-        self.context_note = context_note
-        self.compactor = compactor
+        self.hooks = list(hooks)
         self.finish_tool = finish_tool
         self.messages: list[dict] = []
         self.turns = 0
+        self.cut_replies = 0
         self.last_prompt_tokens = 0
         self.tool_counts: Counter[str] = Counter()
 
@@ -105,8 +139,8 @@ class ToolLoop:
 
     def step(self) -> None:
         self._check_budgets()
-        if self.compactor and self.compactor.needed(self):
-            self.compactor.compact(self)
+        for hook in self.hooks:
+            hook.before_request(self)
         reply = self.model.complete(self.system, self.request_messages(), self.specs)
         self.turns += 1
         self.last_prompt_tokens = reply.usage.prompt_tokens
@@ -118,12 +152,21 @@ class ToolLoop:
         self._record("model_turn", turn=self.turns, content=reply.content, usage=vars(reply.usage))
         if self.stats.on_turn:
             self.stats.on_turn(self.stats)
+        cut = self._check_cut(reply)
         if not reply.tool_uses:
-            nudge = NO_TOOL_NUDGE.format(finish=self.finish_tool)
+            nudge = CUT_NUDGE if cut else NO_TOOL_NUDGE.format(finish=self.finish_tool)
             self._append_user([{"type": "text", "text": nudge}])
+            self._after_tool_results()
             return
+        # A reply cut while writing a call ends in that call, whose input is then incomplete.
+        cut_call = (
+            reply.content[-1] if cut and reply.content[-1].get("type") == "tool_use" else None
+        )
         results, ended, failed_toolsets = [], None, set()
         for block in reply.tool_uses:
+            if block is cut_call:
+                results.append(_result_block(block, ToolResult(error=CUT_CALL)))
+                continue
             if ended is not None:
                 results.append(
                     _result_block(block, ToolResult(error="Not run: the task already ended."))
@@ -147,6 +190,7 @@ class ToolLoop:
         self._append_user(results)
         if ended is not None:
             raise ended
+        self._after_tool_results()
 
     def execute(self, block: dict) -> ToolResult:
         """Run one tool call; every problem the model can fix comes back as an error result."""
@@ -173,16 +217,34 @@ class ToolLoop:
             return ToolResult(error=str(exc))
 
     def request_messages(self) -> list[dict]:
-        """The history as sent: the context note (plan, task state) rides on the newest user turn only,
-        so earlier turns stay byte-identical and the provider's prompt cache keeps hitting."""
-        if not self.context_note:
-            return self.messages
-        note = self.context_note()
+        """The history as sent: the hooks' notes (plan, task state, stall response) ride on the newest
+        user turn only, so earlier turns stay byte-identical and the provider's prompt cache hits."""
+        note = "\n".join(text for text in (hook.note(self) for hook in self.hooks) if text)
         if not note:
             return self.messages
         last = self.messages[-1]
         with_note = {**last, "content": [*last["content"], {"type": "text", "text": note}]}
         return [*self.messages[:-1], with_note]
+
+    def _check_cut(self, reply) -> bool:
+        """Whether `reply` was cut at the output limit; recorded, and too many in a row end the loop."""
+        if reply.stop_reason != "max_tokens":
+            self.cut_replies = 0
+            return False
+        self.cut_replies += 1
+        self._record("output_cut", turn=self.turns, in_a_row=self.cut_replies)
+        log.warning("%s: reply %d was cut at the output limit", self.agent, self.turns)
+        if self.cut_replies >= MAX_CUT_REPLIES:
+            raise BudgetExceeded(
+                "output_limit",
+                f"{self.agent}'s replies were cut at the output limit (max_tokens) "
+                f"{self.cut_replies} times in a row; raise the model's max_tokens",
+            )
+        return True
+
+    def _after_tool_results(self) -> None:
+        for hook in self.hooks:
+            hook.after_tool_results(self)
 
     def _append_user(self, content: list[dict]) -> None:
         self.messages.append({"role": "user", "content": content})

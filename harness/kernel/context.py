@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from .core import Usage
+from harness.kernel.core import Usage
+from harness.kernel.loop import LoopHook
 
 log = logging.getLogger(__name__)
 
-PROMPTS = Path(__file__).parent / "prompts"
+PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 IMAGE_TOKENS = 1600
 SUMMARY_INPUT_CHARS = 200_000
 TOOL_TEXT_CHARS = 4000
@@ -45,15 +47,25 @@ def estimate_tokens(value) -> int:
     return len(str(value)) // 4 + 1
 
 
-class Compactor:
+@cache
+def compaction_prompt() -> str:
+    """The system prompt of a compaction request (a scripted model answers it without a turn)."""
+    return (PROMPTS / "compaction.md").read_text()
+
+
+class Compactor(LoopHook):
     """Decides when a loop's history is too long and replaces its oldest part with a summary."""
 
     def __init__(self, model, config: CompactionConfig | None = None, stats=None):
         self.model = model
         self.config = config or CompactionConfig()
         self.stats = stats
-        self.summary_prompt = (PROMPTS / "compaction.md").read_text()
+        self.summary_prompt = compaction_prompt()
         self.compactions = 0
+
+    def before_request(self, loop) -> None:
+        if self.needed(loop):
+            self.compact(loop)
 
     @property
     def limit(self) -> int:
@@ -115,13 +127,7 @@ class Compactor:
     def _summarize(self, first: dict, prefix: list[dict]) -> tuple[str, Usage]:
         transcript = _render_for_summary([first, *prefix])
         request = [{"role": "user", "content": [{"type": "text", "text": transcript}]}]
-        # A model may summarize its own way (a scripted model must not spend a scripted turn on it).
-        summarize = getattr(self.model, "summarize", None)
-        reply = (
-            summarize(self.summary_prompt, request)
-            if summarize
-            else self.model.complete(self.summary_prompt, request, [])
-        )
+        reply = self.model.complete(self.summary_prompt, request, [])
         return reply.text.strip() or "(the summarizer returned nothing)", reply.usage
 
 

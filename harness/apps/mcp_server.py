@@ -23,13 +23,15 @@ from mcp.server.mcpserver import Context, Image
 from mcp.server.mcpserver import MCPServer as FastServer
 from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
 
+from gates import FinishGate
+from harness.kernel.core import Model, StateActError, ToolError, ToolResult, require_one_of
+from harness.kernel.loop import RunStats
+from harness.kernel.records import RunRecord
+from harness.models import ModelConfig, endpoint_provider, make_model
+from harness.run.config import RunConfig
+from harness.tools import BashTool, EditorTool, PythonTool, ViewImageTool
 from sandboxes import BACKENDS, SandboxConfig, open_sandbox
 from sandboxes.images.build import IMAGE_NAMES as IMAGES
-
-from .config import RunConfig
-from .core import Model, StateActError, ToolError, ToolResult, require_one_of
-from .models import ModelConfig, endpoint_provider, make_model
-from .tools import BashTool, EditorTool, PythonTool, ViewImageTool
 
 
 @dataclass
@@ -162,11 +164,6 @@ class SandboxPool:
 
 def run_check(entry: Entry, instruction: str, model: Model) -> dict:
     """One narration-blind gate round on the sandbox as it is now: passed, gaps and structural findings."""
-    from gates import FinishGate
-
-    from .loop import RunStats
-    from .records import RunRecord
-
     if not instruction.strip():
         raise ToolError("`instruction` is empty; give the task the sandbox's state should satisfy.")
     entry.checks += 1

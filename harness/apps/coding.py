@@ -17,12 +17,14 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from harness.kernel.core import Model, StateActError
+from harness.kernel.records import safe_run_name, write_json_atomic
+from harness.run.config import RunConfig
+from harness.runner import run_task
 from sandboxes.base import SANDBOX_HOME
+from tasks.schema import Evaluator, SetupStep, Task
 
 from .apply import ApplyPlan
-from .config import RunConfig
-from .core import Model, StateActError
-from .records import safe_run_name, write_json_atomic
 
 IGNORED_NAMES = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 UPLOAD_NAME = ".stateact-upload.tar"
@@ -89,10 +91,6 @@ def run_code(
     on_turn=None,
 ) -> CodeSummary:
     """Run `instruction` on a copy of `repo`; write the run dir, `changes.patch` and `summary.json`."""
-    from tasks.schema import Evaluator, SetupStep, Task
-
-    from .runner import run_task
-
     repo = Path(repo).expanduser()
     if not repo.is_dir():
         raise StateActError(f"the repository path {repo} does not exist or is not a folder.")

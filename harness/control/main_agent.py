@@ -9,14 +9,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from .config import RunConfig
-from .context import Compactor
-from .core import Model, Tool
-from .loop import RunStats, ToolLoop
-from .records import RunRecord
-from .tools import BashTool, EditorTool, FinishTool, Plan, PlanTool, PythonTool, ViewImageTool
+from harness.kernel.context import Compactor
+from harness.kernel.core import Tool
+from harness.kernel.loop import LoopHook, NoteHook, ToolLoop
+from harness.run.context import RunContext
+from harness.tools import (
+    BashTool,
+    EditorTool,
+    FinishTool,
+    Plan,
+    PlanTool,
+    PythonTool,
+    ViewImageTool,
+)
 
-PROMPTS = Path(__file__).parent / "prompts"
+PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 NON_STEP_TOOLS = {"finish", "plan"}
 
 
@@ -32,26 +39,23 @@ class MainAgent:
 
     def __init__(
         self,
-        model: Model,
-        sandbox,
-        config: RunConfig,
+        context: RunContext,
         *,
-        record: RunRecord | None = None,
-        stats: RunStats | None = None,
         review: Callable[[str], str | None] | None = None,
         delegate_tool: Tool | None = None,
         extra_tools: list[Tool] = (),
-        context_notes: list[Callable[[], str]] = (),
+        hooks: list[LoopHook] = (),
     ):
+        config, model = context.config, context.model
         self.config = config
         self.plan = Plan()
-        self.record = record
-        self.stats = stats or RunStats()
-        self.context_notes = list(context_notes)
-        tools = self._tools(sandbox, review, delegate_tool, list(extra_tools))
-        compactor = (
+        self.record = record = context.record
+        self.stats = context.stats
+        tools = self._tools(context.sandbox, review, delegate_tool, list(extra_tools))
+        self.compactor = (
             Compactor(model, config.compaction, self.stats) if config.compaction.enabled else None
         )
+        own = [hook for hook in (self.compactor, NoteHook(self.plan_note)) if hook is not None]
         self.loop = ToolLoop(
             model,
             tools,
@@ -60,8 +64,7 @@ class MainAgent:
             config=config.loop,
             stats=self.stats,
             record=record,
-            context_note=self.context_note,
-            compactor=compactor,
+            hooks=[*own, *hooks],
         )
 
     def _tools(self, sandbox, review, delegate_tool, extra_tools) -> list[Tool]:
@@ -85,12 +88,11 @@ class MainAgent:
         counts = self.loop.tool_counts
         return sum(n for name, n in counts.items() if name not in NON_STEP_TOOLS)
 
-    def context_note(self) -> str:
-        parts = []
-        if any(tool == "plan" for tool in self.loop.tools):
-            parts.append(f"<plan>\n{self.plan.render()}\n</plan>")
-        parts += [note() for note in self.context_notes]
-        return "\n".join(part for part in parts if part)
+    def plan_note(self) -> str:
+        """The externalized plan, shown on every request while the agent has the `plan` tool."""
+        if "plan" not in self.loop.tools:
+            return ""
+        return f"<plan>\n{self.plan.render()}\n</plan>"
 
     def _plan_changed(self, plan: Plan) -> None:
         if self.record:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.kernel.context import CompactionConfig
+from harness.kernel.loop import LoopConfig
+from harness.models import ModelConfig
 from sandboxes.base import SandboxConfig
-
-from .context import CompactionConfig
-from .loop import LoopConfig
-from .models import ModelConfig
 
 PRESETS = ("full", "no-act", "no-verify", "no-sustain", "bash-only")
 CONTROL_MODES = ("stateact", "andor", "lstc")

@@ -17,7 +17,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .core import StateActError, ToolError
+from gates.probes import run_probe, validate_probe
+from gates.structural import named_paths
+from harness.kernel.core import StateActError, ToolError
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +84,7 @@ class TaskState:
         cls, instruction: str, model, *, run_dir: Path | None = None, stats=None, record=None
     ) -> TaskState:
         """Ask `model` (one tool-less JSON request) for the requirements; fall back to the instruction."""
-        from .control.jsonask import JsonAsker, prompt
+        from harness.control.jsonask import JsonAsker, prompt
 
         asker = JsonAsker(model, stats, record, agent="task-state", main=False)
         try:
@@ -108,7 +110,6 @@ class TaskState:
                 note=f"requirements not parsed: {error}",
                 run_dir=run_dir,
             )
-        from gates.structural import named_paths
 
         state.values = {path: "named in the instruction" for path in named_paths(instruction)}
         state._write({"type": "init", **state.snapshot()})
@@ -186,9 +187,6 @@ class TaskState:
         lines.append("</task-state>")
         return "\n".join(lines)
 
-    def __call__(self) -> str:  # a context note
-        return self.render()
-
     @property
     def done(self) -> bool:
         return all(r.status == VERIFIED for r in self.requirements)
@@ -245,8 +243,6 @@ class TaskState:
     def _run_stored_probes(
         self, sandbox, reuse: list[dict] = ()
     ) -> dict[str, tuple[bool | None, str]]:
-        from gates.probes import run_probe, validate_probe
-
         answered = {
             json.dumps(p["spec"], sort_keys=True): (p["verdict"], p["evidence"]) for p in reuse
         }
@@ -316,8 +312,6 @@ class TaskState:
 
 def parse_requirements(value) -> tuple[list[Requirement], list[str]]:
     """Requirements from the model's JSON list; probes that fail validation are dropped and named."""
-    from gates.probes import validate_probe
-
     if isinstance(value, dict) and isinstance(value.get("requirements"), list):
         value = value["requirements"]
     if not isinstance(value, list) or not value:

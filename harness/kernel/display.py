@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from harness.secrets import redact
+from harness.kernel.secrets import redact
 
 _CONTROL = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"

@@ -6,8 +6,8 @@ import json
 from html import escape as html_escape
 from pathlib import Path
 
-from harness.display import visible
-from harness.records import load_events
+from harness.kernel.display import visible
+from harness.kernel.records import load_events
 
 MAX_TEXT = 20_000
 

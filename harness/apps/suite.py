@@ -1,9 +1,9 @@
 """Run many tasks headlessly: each in its own sandbox, N at a time, into one suite directory.
 
     OUT/results.jsonl        one line per finished task (its result.json plus domain, mode and GUI counts)
-    OUT/summary.json         what the results add up to (`harness.summary`)
+    OUT/summary.json         what the results add up to (`harness.reports.summary`)
     OUT/report.html          a static table linking to each run's trajectory.html
-    OUT/runs/<task id>/      the run directory of each task (see `harness.records`)
+    OUT/runs/<task id>/      the run directory of each task (see `harness.kernel.records`)
 
 A task that cannot be loaded or is not supported here still gets a run directory with a result.json
 (score 0, the reason in `error`), so a suite never stops at one bad task. `resume` keeps every run that
@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import shutil
-import sys
 import threading
 import time
 import traceback
@@ -25,14 +24,17 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from harness import summary as summaries
-from harness.config import RunConfig
-from harness.core import Model, StateActError
-from harness.html_report import write_report, write_trajectory_html
-from harness.oracle import is_oracle, oracle_gate_model, oracle_model
-from harness.records import RESULT_FIELDS, load_events, safe_run_name, write_json_atomic
-from harness.secrets import redact
+from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model
+from harness.kernel.core import Model, StateActError
+from harness.kernel.records import RESULT_FIELDS, load_events, safe_run_name, write_json_atomic
+from harness.kernel.secrets import redact
+from harness.models import make_model
+from harness.reports import summary as summaries
+from harness.reports.html_report import write_report, write_trajectory_html
+from harness.run.config import RunConfig
+from harness.runner import run_task
 from tasks.schema import Task, load_task
+from tasks.support import dry_run_record, unsupported_reason
 
 log = logging.getLogger(__name__)
 
@@ -152,8 +154,8 @@ def dry_run(
     Only StateAct's own suites build their fixtures first; another suite's build script runs only
     with `build_fixtures` (its tasks otherwise report their missing files).
     """
-    from tasks.support import dry_run_record
 
+    """`emit` one runnable/unsupported record per task without running anything; returns counts by kind."""
     task_paths = discover_tasks(paths)
     ensure_suite_fixtures(task_paths, foreign=build_fixtures)
     counts: dict[str, int] = {}
@@ -268,8 +270,6 @@ class SuiteRun:
         self.run_names: dict[Path, str] = {}
 
     def _configured_model(self, task: Task) -> Model:
-        from harness.models import make_model
-
         return make_model(self.config.model, self.config.model_options)
 
     def run(self) -> dict:
@@ -363,8 +363,6 @@ class SuiteRun:
         return line
 
     def _run_loaded(self, task: Task, run_dir: Path) -> dict:
-        from harness.runner import run_task
-        from tasks.support import unsupported_reason
 
         task.allow_host_paths = task.allow_host_paths or self.config.allow_host_paths
         reason = unsupported_reason(
@@ -456,29 +454,14 @@ def run_suite(
     model_factory: ModelFactory | None = None,
     gate_model_factory: ModelFactory | None = None,
     on_result: Callable[[dict], None] | None = None,
-    show_progress: bool = False,
 ) -> dict:
     """Run every task under `paths` into `out_dir`; returns summary.json's content.
 
     `model_factory(task)` builds a fresh model per task (default: `config.model`; the oracle for
     `script/oracle`); `gate_model_factory` likewise for the finish gate (default: the gate's config).
-    `on_result(line)` is called from a worker thread as each task finishes; `show_progress` draws the
-    command's progress display instead (a bar on a terminal, a line per task otherwise).
+    `on_result(line)` is called from a worker thread as each task finishes (the command draws its
+    progress display with it).
     """
-    if show_progress:
-        from harness.cli.suite import SuiteProgress
-
-        with SuiteProgress(len(discover_tasks(paths)), enabled=sys.stderr.isatty()) as progress:
-            return run_suite(
-                paths,
-                config,
-                out_dir,
-                parallel=parallel,
-                resume=resume,
-                model_factory=model_factory,
-                gate_model_factory=gate_model_factory,
-                on_result=progress.advance,
-            )
     suite = SuiteRun(
         paths, config, out_dir, parallel, resume, model_factory, gate_model_factory, on_result
     )

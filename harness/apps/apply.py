@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-from .core import StateActError
+from harness.kernel.core import StateActError
 
 PERMISSION_BITS = 0o777
 

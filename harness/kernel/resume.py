@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import logging
 
-from .core import Usage
-from .records import RunRecord, internalize_images, load_events
+from harness.kernel.core import Usage
+from harness.kernel.records import RunRecord, internalize_images, load_events
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +110,6 @@ def restore_main_agent(
             }
         )
     loop.messages = messages
-    if hasattr(loop.model, "fast_forward"):  # scripted and replayed models continue where they were
-        loop.model.fast_forward(loop.turns)
     record.append(
         "resumed",
         agent="harness",
