@@ -360,10 +360,11 @@ class AndOrController:
     def _probe(self, node: Node) -> tuple[bool | None, str]:
         if not node.probe:
             return None, ""
-        from gates.probes import run_probe, validate_probe
+        from gates.probe_view import run_probe_read_only
+        from gates.probes import validate_probe
 
         try:
-            outcome = run_probe(validate_probe(node.probe), self.sandbox)
+            outcome = run_probe_read_only(validate_probe(node.probe), self.sandbox)
         except (ToolError, StateActError, OSError) as exc:
             return None, f"the probe could not run: {exc}"
         return outcome.verdict, outcome.evidence
