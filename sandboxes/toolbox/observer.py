@@ -66,6 +66,6 @@ DESKTOP_VARIABLES = (
 )
 SAFE_DESKTOP_ENV = (
     f"[ -f {DESKTOP_ENV_FILE} ] && eval \"$(grep -E -x -e '{DESKTOP_VARIABLES[0][1:-1]}' "
-    f"-e \"{DESKTOP_VARIABLES[1][1:-1]}\" {DESKTOP_ENV_FILE})\"; "
+    f'-e "{DESKTOP_VARIABLES[1][1:-1]}" {DESKTOP_ENV_FILE})"; '
 )
 """Shell code that exports DISPLAY and the D-Bus address from the desktop's file, checked."""
