@@ -13,8 +13,10 @@ def main(observer=False):
     print(json.dumps({"ready": True, "pid": 1, "python": "fake", "prefix": "CAPTURED"}), flush=True)
     for line in sys.stdin:
         request = json.loads(line)
+        # Every file is there, except what would give the game away (a lock file).
+        exists = ".~lock" not in str(request.get("params", {}).get("path", ""))
         result = {"output": "CELL 42 CAPTURED\\n", "exit_code": 0, "cwd": "/home/user",
-                  "timed_out": False, "truncated_chars": 0, "exists": True, "is_dir": False,
+                  "timed_out": False, "truncated_chars": 0, "exists": exists, "is_dir": False,
                   "size": 1, "mtime": 1.0, "paths": [], "restarted": True, "error": None}
         print(json.dumps({"id": request["id"], "result": result}), flush=True)
 if __name__ == "__main__":
