@@ -130,3 +130,15 @@ def test_the_same_kit_with_a_correct_deliverable_passes_at_round_one(tmp_path):
     transcript = json.dumps(gate_rounds(run_dir)[0]["transcript"])
     assert f"CELL {FAKE_VALUE}" in transcript and "CAPTURED" not in transcript
     assert_honest_look(gate_rounds(run_dir)[0]["transcript"])
+
+
+def test_the_agent_cannot_write_beside_the_toolbox(base_sandbox):
+    hello = base_sandbox.toolbox.hello
+    assert hello["prefix"] == "/usr" and hello["observer"] is False
+    shell = base_sandbox.call(
+        "bash.run",
+        command="stat -c '%U %a' /opt/stateact /opt/stateact/toolbox; "
+        "touch /opt/stateact/pexpect.py /opt/stateact/toolbox/x.py 2>&1; echo rc=$?",
+    )["output"]
+    assert shell.splitlines()[:2] == ["root 755", "root 755"], shell
+    assert "Permission denied" in shell and "rc=1" in shell
