@@ -267,7 +267,7 @@ sys.stdout.write("".join(out))
 
 @getter("accessibility_tree")
 def get_accessibility_tree(spec: dict, ctx: GetterContext) -> str:
-    command = f"{SAFE_DESKTOP_ENV}python3 -I -c {shlex.quote(ATSPI_DUMP)}"
+    command = f"{SAFE_DESKTOP_ENV}python3 -c {shlex.quote(ATSPI_DUMP)}"
     result = ctx.source.run_command(command, True)
     if result.get("returncode", 0) != 0:
         raise StateActError(
