@@ -142,3 +142,16 @@ def test_the_agent_cannot_write_beside_the_toolbox(base_sandbox):
     )["output"]
     assert shell.splitlines()[:2] == ["root 755", "root 755"], shell
     assert "Permission denied" in shell and "rc=1" in shell
+
+
+def test_the_agent_cannot_attach_to_the_toolbox(base_sandbox):
+    pid = base_sandbox.toolbox.hello["pid"]
+    attach = (
+        "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+        f'print("attach", libc.ptrace(16, {pid}, 0, 0), os.strerror(ctypes.get_errno()))'
+    )
+    shell = base_sandbox.call(
+        "bash.run",
+        command=f"cat /proc/{pid}/environ >/dev/null 2>&1; echo environ=$?; python3 -c '{attach}'",
+    )["output"]
+    assert "environ=1" in shell and "attach -1 Operation not permitted" in shell, shell

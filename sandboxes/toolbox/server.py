@@ -304,7 +304,20 @@ def serve_line(toolbox: Toolbox, line: bytes) -> bytes:
         )
 
 
+def _refuse_ptrace() -> None:
+    """Make this process non-dumpable: the agent runs as the same user and could otherwise attach
+    to the toolbox (ptrace, /proc/PID/mem) and change what it reports. Sessions it starts are
+    dumpable again after their exec, so the agent's own programs behave normally."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):  # not Linux: nothing to do
+        pass
+
+
 def main(observer: bool = False) -> None:
+    _refuse_ptrace()
     # Keep the protocol stream to ourselves: anything else printing to fd 1 lands on stderr.
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
