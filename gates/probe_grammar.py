@@ -100,7 +100,7 @@ GRAMMARS: dict[str, Grammar] = {
     # xxd IN OUT writes OUT, and -r turns a dump back into a file: one operand, no -r.
     "xxd": Grammar(flags="pubiaEeC", valued="lscgon", max_operands=1),
     # unzip without a listing mode extracts: one of -l, -v, -t, -Z or -p is required, nothing else.
-    "unzip": Grammar(flags="lvtZpq1shmzT", must_have=_set("-l", "-v", "-t", "-Z", "-p")),
+    "unzip": Grammar(flags="lvtZpq1shmz", must_have=_set("-l", "-v", "-t", "-Z", "-p")),
 }
 FIND_OPTIONS = {"-H", "-L", "-P"}
 FIND_NO_VALUE = {
