@@ -98,3 +98,31 @@ def test_a_snapshot_observer_sandbox_ignores_the_kit(planted):
 
 def _run_py() -> str:
     return f'python3 -c "{READ_OPENPYXL}"'
+
+
+def test_observer_env_and_argv_drop_what_loads_code():
+    from sandboxes.toolbox.observer import OBSERVER_PATH, observer_argv, observer_env
+
+    hostile = {
+        "HOME": "/home/user",
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": "/home/user/evil",
+        "PYTHONSTARTUP": "/home/user/evil/startup.py",
+        "BASH_ENV": "/home/user/evil/bashenv",
+        "ENV": "/home/user/evil/bashenv",
+        "BASH_FUNC_python3%%": "() { echo 42; }",
+        "LD_PRELOAD": "/home/user/evil.so",
+        "PATH": "/home/user/bin:/usr/bin",
+        "GIT_DIR": "/home/user/evil",
+    }
+    env = observer_env(hostile)
+    assert env["HOME"] == "/home/user" and env["LANG"] == "C.UTF-8"
+    assert env["PATH"] == OBSERVER_PATH and "/home" not in env["PATH"] and "/tmp" not in env["PATH"]
+    for gone in ("PYTHONPATH", "PYTHONSTARTUP", "BASH_ENV", "ENV", "LD_PRELOAD", "GIT_DIR"):
+        assert gone not in env
+    assert not any(key.startswith("BASH_FUNC_") for key in env)
+    assert env["PYTHONSAFEPATH"] == env["PYTHONNOUSERSITE"] == "1"
+    assert observer_argv(["python3", "-c", "x"]) == ["python3", "-I", "-c", "x"]
+    assert observer_argv(["/usr/bin/python3.11", "x.py"])[1] == "-I"
+    assert observer_argv(["bash", "-c", "ls"]) == ["bash", "--norc", "--noprofile", "-c", "ls"]
+    assert observer_argv(["ls", "-l"]) == ["ls", "-l"]

@@ -23,7 +23,8 @@ OBSERVER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Variables that make an interpreter or shell load code from somewhere: never passed to an observer.
 _LOADING_VARIABLE = re.compile(
     r"^(PYTHON.*|BASH_ENV|ENV|BASH_FUNC_.*|LD_.*|PERL5?LIB|PERL5OPT|RUBYLIB|RUBYOPT|NODE_OPTIONS"
-    r"|NODE_PATH|PATH|CDPATH|GLOBIGNORE|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|IFS|TMPDIR)$"
+    r"|NODE_PATH|PATH|CDPATH|GLOBIGNORE|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|IFS|TMPDIR"
+    r"|GIT_.*|LESS.*|INPUTRC)$"
 )
 _PYTHON = re.compile(r"python(3(\.\d+)?)?")
 _BASH = re.compile(r"bash")
@@ -41,6 +42,20 @@ def observer_env(trusted: Mapping[str, str]) -> dict[str, str]:
         PAGER="cat",
         GIT_PAGER="cat",
         MANPAGER="cat",
+        # git and less read configuration from home; git's repository config can run programs
+        # (core.fsmonitor, hooks). Attribute drivers (textconv, filters) still apply: see README.
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL="/dev/null",
+        GIT_CONFIG_COUNT="3",
+        GIT_CONFIG_KEY_0="core.fsmonitor",
+        GIT_CONFIG_VALUE_0="false",
+        GIT_CONFIG_KEY_1="core.hooksPath",
+        GIT_CONFIG_VALUE_1="/dev/null",
+        GIT_CONFIG_KEY_2="core.pager",
+        GIT_CONFIG_VALUE_2="cat",
+        LESSKEY="/dev/null",
+        LESSKEYIN="/dev/null",
+        LESSHISTFILE="-",
     )
     return env
 
