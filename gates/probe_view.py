@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from harness.core import StateActError, ToolError
+from sandboxes import open_sandbox
 
 from .probes import ProbeOutcome, ProbeSpec, run_probe
 
@@ -31,8 +32,6 @@ class ReadOnlyView:
         if getattr(getattr(self.live, "config", None), "observer", False) or not _executes(spec):
             return self.live  # already a frozen view (the gate's), or a probe that only reads
         if self._view is None:
-            from sandboxes import open_sandbox
-
             try:
                 self._snapshot = self.live.snapshot()
                 observer = dataclasses.replace(self.live.config, observer=True)
