@@ -4,8 +4,6 @@ failure a tool error the gate model can act on."""
 from __future__ import annotations
 
 import hashlib
-import os
-from pathlib import Path
 
 import pytest
 
@@ -130,25 +128,24 @@ wb = openpyxl.Workbook(); wb.active['A1'] = 5; wb.save('book.xlsx')
 """
 
 
+HOME_LISTING = (
+    "cd /home/user && find . -printf '%p %m %s %T@\\n' | sort && "
+    "find . -type f -print0 | sort -z | xargs -0 sha256sum"
+)
+
+
 def home_digest(sandbox) -> str:
-    """Names, modes, sizes, mtimes and contents of everything under the local sandbox's home."""
-    digest = hashlib.sha256()
-    home = Path(sandbox.root) / "home"
-    for folder, dirs, files in sorted(os.walk(home)):
-        dirs.sort()
-        for name in sorted(dirs + files):
-            path = Path(folder) / name
-            info = path.lstat()
-            digest.update(f"{path.relative_to(home)} {info.st_mode} {info.st_size}".encode())
-            digest.update(str(info.st_mtime_ns).encode())
-            if path.is_file() and not path.is_symlink():
-                digest.update(path.read_bytes())
-    return digest.hexdigest()
+    """Names, modes, sizes, mtimes and contents of everything under the sandbox's home."""
+    code, listing = sandbox.exec(["bash", "-c", HOME_LISTING])
+    assert code == 0 and "./a.txt" in listing, listing
+    return hashlib.sha256(listing.encode()).hexdigest()
 
 
-def test_probes_on_a_live_sandbox_leave_it_byte_identical(local_sandbox):
-    assert local_sandbox.call("bash.run", command=SETUP)["exit_code"] == 0
-    before = home_digest(local_sandbox)
+@pytest.mark.parametrize("backend", ["local_sandbox", "base_sandbox"])
+def test_probes_on_a_live_sandbox_leave_it_byte_identical(backend, request):
+    sandbox = request.getfixturevalue(backend)
+    assert sandbox.call("bash.run", command=SETUP)["exit_code"] == 0
+    before = home_digest(sandbox)
     battery = [validate_probe(shell(argv)) for argv in ALLOWED]
     battery += [
         validate_probe(spec)
@@ -168,15 +165,18 @@ def test_probes_on_a_live_sandbox_leave_it_byte_identical(local_sandbox):
         expect_substring=None,
         forbid_substring=None,
     )
-    with ReadOnlyView(local_sandbox) as view:
-        verdicts = [view.run(spec).verdict for spec in battery]
+    with ReadOnlyView(sandbox) as view:
+        verdicts = [view.run(spec) for spec in battery]
         assert view.run(touch).verdict is True  # it ran, and wrote only into the copy
-    assert verdicts[: len(ALLOWED)] == [True] * len(ALLOWED)
+    missing = [o.evidence for o in verdicts[: len(ALLOWED)] if o.verdict is not True]
+    # The base image has no xxd; every other read-only line runs and succeeds.
+    assert all("exit 127" in evidence for evidence in missing), missing
+    assert len(missing) <= (0 if backend == "local_sandbox" else 1)
     for argv in BYPASSES:
         with pytest.raises(ToolError):
             validate_probe(shell(argv))
-    assert home_digest(local_sandbox) == before
-    assert not local_sandbox.call("file.stat", path="/home/user/new")["exists"]
+    assert home_digest(sandbox) == before
+    assert not sandbox.call("file.stat", path="/home/user/new")["exists"]
 
 
 @pytest.mark.parametrize(
