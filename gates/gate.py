@@ -10,6 +10,7 @@ agent's messages, plan or finish summary, nor any expected value or checker.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -191,7 +192,9 @@ class FinishGate:
         changed = self.sandbox.call("fs.changed", since=self.started_at)
         snapshot = self.sandbox.snapshot()
         try:
-            with open_sandbox(self.sandbox.config, snapshot) as view:
+            # An observer sandbox: nothing the agent wrote (rc files, ~/toolbox, ~/.local) steers it.
+            observer = dataclasses.replace(self.sandbox.config, observer=True)
+            with open_sandbox(observer, snapshot) as view:
                 report = check_deliverables(
                     view, self.instruction, self.initially_present, changed["paths"]
                 )

@@ -19,6 +19,19 @@ from harness.kernel.sandbox import Snapshot as Snapshot
 SANDBOX_USER = "user"
 SANDBOX_HOME = "/home/user"
 TOOLBOX_DIR = Path(__file__).parent / "toolbox"
+TOOLBOX_PARENT = "/opt/stateact"
+"""Where the toolbox package lives inside a sandbox: root-owned and read-only for user `user`."""
+
+
+def toolbox_argv(python: str, observer: bool) -> list[str]:
+    """How a backend starts the toolbox: an isolated python (`-I`: no cwd, user site or PYTHON*
+    variables) that imports the package from its root-owned folder, so nothing the agent wrote
+    (a `~/toolbox/`, `~/.local`, PYTHONPATH in an rc file) can stand in for it."""
+    launcher = (
+        f"import sys; sys.path.insert(0, {TOOLBOX_PARENT!r}); "
+        f"from toolbox.server import main; main(observer={bool(observer)})"
+    )
+    return [python, "-I", "-c", launcher]
 
 
 class SandboxError(StateActError):
@@ -57,6 +70,8 @@ class SandboxConfig:
     """Virtual screen size for the desktop (GUI specialist)."""
     start_timeout_s: float = 60.0
     """How long to wait for the toolbox to answer after the sandbox starts."""
+    observer: bool = False
+    """Every session in this sandbox only observes (a gate's snapshot): see toolbox/observer.py."""
 
 
 class ToolboxSandboxMixin:

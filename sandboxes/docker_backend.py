@@ -22,15 +22,18 @@ from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
     TOOLBOX_DIR,
+    TOOLBOX_PARENT,
     SandboxConfig,
     SandboxError,
     Snapshot,
     ToolboxSandboxMixin,
+    toolbox_argv,
 )
 from .channel import DockerExecChannel
 from .client import ToolboxClient
 from .confined import PERMISSION_BITS, host_target, sandbox_parts
 from .lifecycle import owner_is_gone, owner_label, register, unregister
+from .toolbox.observer import observer_argv, observer_env
 
 log = logging.getLogger(__name__)
 
@@ -138,13 +141,19 @@ def reap_orphans(client) -> list[str]:
 @lru_cache(maxsize=1)
 def _toolbox_tar() -> bytes:
     buffer = io.BytesIO()
+    parent = TOOLBOX_PARENT.removeprefix("/opt/")
     with tarfile.open(fileobj=buffer, mode="w") as tar:
+        # Folders first, root-owned: the agent (user `user`) must not add a module beside the toolbox.
+        for folder in (parent, f"{parent}/toolbox"):
+            info = tarfile.TarInfo(folder)
+            info.type = tarfile.DIRTYPE
+            tar.addfile(_root_owned(info))
         for path in sorted(TOOLBOX_DIR.rglob("*.py")):
             if "__pycache__" in path.parts:
                 continue
             tar.add(
                 path,
-                arcname=f"stateact/toolbox/{path.relative_to(TOOLBOX_DIR)}",
+                arcname=f"{parent}/toolbox/{path.relative_to(TOOLBOX_DIR)}",
                 filter=_root_owned,
             )
     return buffer.getvalue()
@@ -242,12 +251,12 @@ class DockerSandbox(ToolboxSandboxMixin):
         api = self.client.api
         exec_id = api.exec_create(
             self.container.id,
-            ["python3", "-m", "toolbox"],
+            toolbox_argv("/usr/bin/python3", self.config.observer),
             stdin=True,
             tty=False,
             user=SANDBOX_USER,
-            workdir=SANDBOX_HOME,
-            environment={**self.env, "PYTHONPATH": "/opt/stateact"},
+            workdir=TOOLBOX_PARENT,
+            environment=self.env,
         )["Id"]
         sock = api.exec_start(exec_id, socket=True, demux=False)
         client = ToolboxClient(DockerExecChannel(sock), self.id)
@@ -258,9 +267,10 @@ class DockerSandbox(ToolboxSandboxMixin):
         self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER
     ) -> tuple[int, str]:
         # The engine's exec has no timeout of its own; coreutils' timeout bounds it inside.
-        wrapped = ["timeout", "-k", "5", str(max(1, int(timeout))), *argv]
+        # Only the harness execs (setup, getters, probes): always in the observer flavour.
+        wrapped = ["/usr/bin/timeout", "-k", "5", str(max(1, int(timeout))), *observer_argv(argv)]
         result = self.container.exec_run(
-            wrapped, user=user, workdir=SANDBOX_HOME, environment=self.env
+            wrapped, user=user, workdir=SANDBOX_HOME, environment=observer_env(self.env)
         )
         return result.exit_code, result.output.decode(errors="replace")
 

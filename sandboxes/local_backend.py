@@ -5,14 +5,18 @@ namespaces, a read-only view of the host's /usr and /etc, and a private writable
 backed by a host directory that is removed on close. User `user` (uid 1000) inside.
 What it does not: it shares the host kernel without seccomp filtering beyond bubblewrap's defaults,
 it caps only each process's address space (no cgroup limit on total memory, CPU or process count),
-and it runs the host's own programs (the host needs python3 with pexpect and Pillow; LibreOffice and
-Chromium only if the host has them). Use the docker backend for untrusted work.
+and it runs the host's own programs (LibreOffice and Chromium only if the host has them). Python
+inside, for the toolbox and for the agent's `python3`, is the harness's own environment (its venv
+and the base install under it, mounted read-only at their real paths), so it has the harness's
+packages whatever the base python lacks. Use the docker backend for untrusted work.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -26,10 +30,12 @@ from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
     TOOLBOX_DIR,
+    TOOLBOX_PARENT,
     SandboxConfig,
     SandboxError,
     Snapshot,
     ToolboxSandboxMixin,
+    toolbox_argv,
 )
 from .channel import PipeChannel
 from .client import ToolboxClient
@@ -41,6 +47,24 @@ log = logging.getLogger(__name__)
 WRITABLE_ROOTS = {SANDBOX_HOME: "home", "/tmp": "tmp"}
 PASSWD = "root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000:user:/home/user:/bin/bash\n"
 GROUP = "root:x:0:\nuser:x:1000:\n"
+
+
+def harness_python() -> Path:
+    """The harness's interpreter as its environment knows it: the venv's `bin/python3` (a venv is
+    found through the `pyvenv.cfg` beside that path, so the path itself must be used, not where its
+    symlink points), in a folder reached by its real path."""
+    executable = Path(sys.executable)
+    return executable.parent.resolve() / executable.name
+
+
+def python_mounts() -> list[str]:
+    """The host folders the harness's python needs: its environment and the base install under it."""
+    folders = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
+    folders |= {folder.resolve() for folder in folders}
+    folders.add(Path(os.path.realpath(sys.executable)).parent.parent)
+    # /usr is bound already; a folder inside another one comes with it.
+    wanted = sorted(str(f) for f in folders if not str(f).startswith("/usr/") and str(f) != "/usr")
+    return [f for f in wanted if not any(f.startswith(other + "/") for other in wanted)]
 
 
 def bwrap_path() -> str:
@@ -67,7 +91,9 @@ class LocalSandbox(ToolboxSandboxMixin):
         try:
             self._prepare_root(snapshot)
             self.process = subprocess.Popen(
-                self._bwrap_argv(["python3", "-m", "toolbox"]),
+                self._bwrap_argv(
+                    toolbox_argv(str(harness_python()), config.observer), cwd=TOOLBOX_PARENT
+                ),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -90,25 +116,31 @@ class LocalSandbox(ToolboxSandboxMixin):
             )
         for name in WRITABLE_ROOTS.values():
             (self.root / name).mkdir(exist_ok=True)
-        # Login shells reset PATH, so the host's Python (with the office libraries) is put where every
-        # PATH looks: a bin folder mounted over /usr/local/bin.
+        # Login shells reset PATH, so the harness's Python is put where every PATH looks: a bin
+        # folder mounted over /usr/local/bin. A script, not a symlink: through a symlink python
+        # would not find its venv's pyvenv.cfg and would run as the bare base install.
         bin_dir = self.root / "bin"
         bin_dir.mkdir(exist_ok=True)
+        launcher = f'#!/bin/sh\nexec {shlex.quote(str(harness_python()))} "$@"\n'
         for name in ("python3", "python"):
-            if not (bin_dir / name).exists():
-                (bin_dir / name).symlink_to(sys.executable)
+            path = bin_dir / name
+            if path.is_symlink() or path.exists():
+                path.unlink()
+            path.write_text(launcher)
+            path.chmod(0o755)
+        # An empty host folder, read-only inside, holds the toolbox's mount point: the toolbox puts
+        # /opt/stateact first on its sys.path, so the agent must not be able to add modules there.
+        (self.root / "opt" / "toolbox").mkdir(parents=True, exist_ok=True)
         (self.root / "passwd").write_text(PASSWD)
         (self.root / "group").write_text(GROUP)
 
-    def _bwrap_argv(self, argv: list[str]) -> list[str]:
-        python_prefix = Path(sys.base_prefix)
+    def _bwrap_argv(self, argv: list[str], cwd: str = SANDBOX_HOME) -> list[str]:
         env = {
             "HOME": SANDBOX_HOME,
             "USER": SANDBOX_USER,
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
             "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "PYTHONPATH": "/opt/stateact",
             "PYTHONDONTWRITEBYTECODE": "1",
             **self.config.env,
         }
@@ -126,15 +158,14 @@ class LocalSandbox(ToolboxSandboxMixin):
         command += ["--proc", "/proc", "--dev", "/dev"]
         for inside, name in WRITABLE_ROOTS.items():
             command += ["--bind", str(self.root / name), inside]
-        command += ["--ro-bind", str(TOOLBOX_DIR), "/opt/stateact/toolbox"]
-        if not str(python_prefix).startswith("/usr"):
-            command += ["--ro-bind", str(python_prefix), str(python_prefix)]
-        if sys.prefix != sys.base_prefix:
-            command += ["--ro-bind", sys.prefix, sys.prefix]
+        command += ["--ro-bind", str(self.root / "opt"), TOOLBOX_PARENT]
+        command += ["--ro-bind", str(TOOLBOX_DIR), f"{TOOLBOX_PARENT}/toolbox"]
+        for folder in python_mounts():
+            command += ["--ro-bind", folder, folder]
         command += ["--clearenv"]
         for key, value in env.items():
             command += ["--setenv", key, value]
-        command += ["--chdir", SANDBOX_HOME, "--", *argv]
+        command += ["--chdir", cwd, "--", *argv]
         return command
 
     def _limit_resources(self) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from harness.kernel.core import StateActError
 from sandboxes.base import SANDBOX_HOME, Sandbox
+from sandboxes.toolbox.observer import SAFE_DESKTOP_ENV
 from tasks.cache import find_cached, inside, is_file, is_url, local_reference, resolve_source
 from tasks.relative_time import rule_relative_time
 from tasks.schema import Task
@@ -276,7 +277,7 @@ sys.stdout.write("".join(out))
 
 @getter("accessibility_tree")
 def get_accessibility_tree(spec: dict, ctx: GetterContext) -> str:
-    command = f"source /tmp/stateact-desktop.env 2>/dev/null; python3 -c {shlex.quote(ATSPI_DUMP)}"
+    command = f"{SAFE_DESKTOP_ENV}python3 -c {shlex.quote(ATSPI_DUMP)}"
     result = ctx.source.run_command(command, True)
     if result.get("returncode", 0) != 0:
         raise StateActError(

@@ -16,11 +16,13 @@ from typing import Any
 
 from harness.kernel.core import StateActError, ToolError
 from sandboxes.base import SANDBOX_HOME, SANDBOX_USER, Sandbox
+from sandboxes.toolbox.observer import DESKTOP_ENV_FILE, SAFE_DESKTOP_ENV
 from tasks.cache import confined, resolve_source
 from tasks.schema import SetupStep, Task
 
-DESKTOP_ENV = "/tmp/stateact-desktop.env"
-SOURCE_DESKTOP = f"[ -f {DESKTOP_ENV} ] && . {DESKTOP_ENV}; "
+DESKTOP_ENV = DESKTOP_ENV_FILE
+# Postconfig steps run after the agent, which can write that file: take only its checked values.
+SOURCE_DESKTOP = SAFE_DESKTOP_ENV
 STEP_TYPES = {
     "download",
     "open",

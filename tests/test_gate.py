@@ -207,7 +207,7 @@ def test_xlsx_cells_probe_reads_formula_text(local_sandbox):
         (["cat", "a.txt|rm -rf /"], "metacharacters"),
         (["rm", "-rf", "/home/user"], "not an allowed read-only program"),
         (["bash", "-c", "ls"], "not an allowed read-only program"),
-        (["find", "/home/user", "-delete"], "can change state"),
+        (["find", "/home/user", "-delete"], "not a known read-only"),
         (["sqlite3", "db.sqlite", "select 1"], "-readonly"),
     ],
 )

@@ -16,7 +16,8 @@ import json
 import logging
 from pathlib import Path
 
-from gates.probes import run_probe, validate_probe
+from gates.probe_view import run_probe_read_only
+from gates.probes import validate_probe
 from harness.kernel.core import BudgetExceeded, Finished, StateActError, ToolError
 from harness.kernel.loop import LoopConfig, ToolLoop, check_run_budgets
 from harness.kernel.records import load_events
@@ -361,7 +362,7 @@ class AndOrController:
             return None, ""
 
         try:
-            outcome = run_probe(validate_probe(node.probe), self.sandbox)
+            outcome = run_probe_read_only(validate_probe(node.probe), self.sandbox)
         except (ToolError, StateActError, OSError) as exc:
             return None, f"the probe could not run: {exc}"
         return outcome.verdict, outcome.evidence

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from gates.probes import run_probe, validate_probe
+from gates.probe_view import ReadOnlyView
+from gates.probes import validate_probe
 from gates.structural import named_paths
 from harness.kernel.core import StateActError, ToolError
 
@@ -247,19 +248,20 @@ class TaskState:
             json.dumps(p["spec"], sort_keys=True): (p["verdict"], p["evidence"]) for p in reuse
         }
         results = {}
-        for requirement in self.requirements:
-            if not requirement.probe:
-                continue
-            typed = validate_probe(requirement.probe)
-            key = json.dumps(typed.model_dump(), sort_keys=True)
-            if key in answered:
-                results[requirement.id] = answered[key]
-                continue
-            try:
-                outcome = run_probe(typed, sandbox)
-                results[requirement.id] = (outcome.verdict, outcome.evidence[:EVIDENCE_CHARS])
-            except (ToolError, StateActError, OSError) as exc:
-                results[requirement.id] = (None, f"the probe could not run: {exc}")
+        with ReadOnlyView(sandbox) as view:  # the live sandbox: programs run in a frozen copy
+            for requirement in self.requirements:
+                if not requirement.probe:
+                    continue
+                typed = validate_probe(requirement.probe)
+                key = json.dumps(typed.model_dump(), sort_keys=True)
+                if key in answered:
+                    results[requirement.id] = answered[key]
+                    continue
+                try:
+                    outcome = view.run(typed)
+                    results[requirement.id] = (outcome.verdict, outcome.evidence[:EVIDENCE_CHARS])
+                except (ToolError, StateActError, OSError) as exc:
+                    results[requirement.id] = (None, f"the probe could not run: {exc}")
         return results
 
     def _decide(self, requirement: Requirement, verdict: bool, evidence: str, source: str) -> None:

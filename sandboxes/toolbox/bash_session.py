@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import pexpect
 
+from .observer import observer_env
 from .output import BoundedOutput
 
 READ_CHUNK = 65536
@@ -67,8 +68,11 @@ class ShellExited(Exception):
     """The shell's pty closed: it exited or was killed."""
 
 
-def child_environment() -> dict[str, str]:
-    """The environment for processes the toolbox starts: its own, minus its import path, plus no pagers."""
+def child_environment(observer: bool = False) -> dict[str, str]:
+    """The environment for processes the toolbox starts: its own, minus its import path, plus no
+    pagers; an observer's is the fixed one of `observer.observer_env`."""
+    if observer:
+        return observer_env(os.environ)
     env = dict(os.environ)
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     paths = [
@@ -88,8 +92,9 @@ def child_environment() -> dict[str, str]:
 class BashSession:
     """One persistent interactive bash; `run` executes a command and waits for its sentinel."""
 
-    def __init__(self, name: str, workdir: str):
+    def __init__(self, name: str, workdir: str, observer: bool = False):
         self.name = name
+        self.observer = observer
         self._workdir = workdir
         self._token = secrets.token_hex(6)
         self._end_prefix = f"__SA{self._token}_E_".encode()
@@ -112,7 +117,7 @@ class BashSession:
             "/bin/bash",
             ["--noprofile", "--norc", "--noediting", "-i"],
             echo=False,
-            env=child_environment(),
+            env=child_environment(self.observer),
             cwd=start_dir,
             dimensions=(50, 250),
             encoding=None,

@@ -6,6 +6,10 @@ with T one of ToolError (the model can fix it), BadRequest (malformed request) o
 its traceback goes to stderr). On start the server prints {"ready": true, "pid": ..., "python": ...}.
 Requests run one at a time, in order; EOF on stdin stops all sessions and exits 0.
 
+Sessions come in two flavours: the agent's (its normal environment) and the observer's (`observer:
+true` on bash.*/python.*, or every session of a toolbox started with `--observer`), isolated from
+anything the agent can write (see `observer.py`). `proc.run` always runs as an observer.
+
 Methods: ping, bash.run, bash.interrupt, bash.restart, python.run, python.restart, editor.run,
 image.view, file.read, file.write, file.stat, fs.changed, proc.run.
 """
@@ -82,7 +86,8 @@ def non_negative_int(params: dict, name: str, default: int) -> int:
 class Toolbox:
     """Holds the sessions and maps method names to handlers."""
 
-    def __init__(self):
+    def __init__(self, observer: bool = False):
+        self.observer = observer  # every session observes (the toolbox of a gate's snapshot)
         self.workdir = tempfile.mkdtemp(prefix="stateact-toolbox-")
         self.bash_sessions: dict[str, BashSession] = {}
         self.python: PythonSession | None = None
@@ -133,16 +138,25 @@ class Toolbox:
         self.python_sessions.clear()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
+    def _observes(self, params: dict) -> bool:
+        return self.observer or param(params, "observer", bool, False)
+
+    def _session_key(self, params: dict) -> tuple[str, bool]:
+        """A session's name and flavour: an observer never shares a session with the agent."""
+        name = param(params, "session", str, DEFAULT_SESSION)
+        observes = self._observes(params)
+        return (f"observer:{name}" if observes and not self.observer else name), observes
+
     # -- bash ----------------------------------------------------------------------------------
     def _session(self, params: dict, create: bool = True) -> BashSession | None:
-        name = param(params, "session", str, DEFAULT_SESSION)
+        name, observes = self._session_key(params)
         session = self.bash_sessions.get(name)
         if session is None and create:
             if len(self.bash_sessions) >= MAX_BASH_SESSIONS:
                 raise ToolError(
                     f"Too many bash sessions (limit {MAX_BASH_SESSIONS}); reuse an existing one."
                 )
-            session = self.bash_sessions[name] = BashSession(name, self.workdir)
+            session = self.bash_sessions[name] = BashSession(name, self.workdir, observes)
         return session
 
     def bash_run(self, params: dict) -> dict:
@@ -168,31 +182,32 @@ class Toolbox:
         code = param(params, "code", str)
         timeout = positive(params, "timeout", 120.0)
         max_output = non_negative_int(params, "max_output", 30000)
-        name = param(params, "session", str, DEFAULT_SESSION)
+        name, observes = self._session_key(params)
         if name != DEFAULT_SESSION:
-            return self._named_python(name).run(code, timeout, max_output, cwd=self.default_cwd())
+            session = self._named_python(name, observes)
+            return session.run(code, timeout, max_output, cwd=self.default_cwd())
         if self.python is None:
-            self.python = PythonSession()
+            self.python = PythonSession(observes)
         return self.python.run(code, timeout, max_output, cwd=self.default_cwd())
 
     def python_restart(self, params: dict) -> dict:
-        name = param(params, "session", str, DEFAULT_SESSION)
+        name, observes = self._session_key(params)
         if name != DEFAULT_SESSION:
-            self._named_python(name).restart()
+            self._named_python(name, observes).restart()
         elif self.python is None:
-            self.python = PythonSession()
+            self.python = PythonSession(observes)
         else:
             self.python.restart()
         return {"restarted": True}
 
-    def _named_python(self, name: str) -> PythonSession:
+    def _named_python(self, name: str, observes: bool) -> PythonSession:
         session = self.python_sessions.get(name)
         if session is None:
             if len(self.python_sessions) >= MAX_BASH_SESSIONS:
                 raise ToolError(
                     f"Too many Python sessions (limit {MAX_BASH_SESSIONS}); reuse an existing one."
                 )
-            session = self.python_sessions[name] = PythonSession()
+            session = self.python_sessions[name] = PythonSession(observes)
         return session
 
     # -- files ---------------------------------------------------------------------------------
@@ -289,7 +304,20 @@ def serve_line(toolbox: Toolbox, line: bytes) -> bytes:
         )
 
 
-def main() -> None:
+def _refuse_ptrace() -> None:
+    """Make this process non-dumpable: the agent runs as the same user and could otherwise attach
+    to the toolbox (ptrace, /proc/PID/mem) and change what it reports. Sessions it starts are
+    dumpable again after their exec, so the agent's own programs behave normally."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):  # not Linux: nothing to do
+        pass
+
+
+def main(observer: bool = False) -> None:
+    _refuse_ptrace()
     # Keep the protocol stream to ourselves: anything else printing to fd 1 lands on stderr.
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
@@ -304,9 +332,15 @@ def main() -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGHUP, stop)
-    toolbox = Toolbox()
+    toolbox = Toolbox(observer)
     try:
-        ready = {"ready": True, "pid": os.getpid(), "python": platform.python_version()}
+        ready = {
+            "ready": True,
+            "pid": os.getpid(),
+            "python": platform.python_version(),
+            "prefix": sys.prefix,
+            "observer": observer,
+        }
         protocol_out.write((json.dumps(ready) + "\n").encode())
         protocol_out.flush()
         for line in requests:
