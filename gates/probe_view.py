@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.core import StateActError, ToolError
-
+from harness.kernel.core import StateActError, ToolError
 from sandboxes import open_sandbox
 
 from .probes import ProbeOutcome, ProbeSpec, run_probe

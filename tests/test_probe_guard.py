@@ -6,12 +6,12 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from harness.config import RunConfig
-from harness.core import ToolError
 
 from gates.probe_view import ReadOnlyView
 from gates.probes import ShellCommand, run_probe, validate_probe
+from harness.kernel.core import ToolError
 from harness.models.scripted import ScriptedModel
+from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
 

@@ -15,9 +15,9 @@ import json
 from pathlib import Path
 
 import pytest
-from harness.config import RunConfig
 
 from harness.models.scripted import ScriptedModel
+from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
 
