@@ -36,6 +36,10 @@ class RunContext:
         """The finish gate's `review` callable for this run (None when the gate is off)."""
         from gates import build_review
 
+        def record_verdict(round_number: int, verdict) -> None:
+            self.outcome.gate_rounds = round_number
+            self.outcome.gate_passed = verdict.passed is True
+
         return build_review(
             self.task.instruction,
             self.sandbox,
@@ -43,8 +47,8 @@ class RunContext:
             self.record,
             self.stats,
             self.started_at,
-            self.outcome,
             self.model,
             self.gate_model,
             on_decision,
+            on_verdict=record_verdict,
         )

@@ -12,7 +12,6 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 
 from harness.core import BudgetExceeded, Finished, Model, Tool, ToolError, ToolResult, ToolSpec
 from harness.loop import LoopConfig, RunStats, ToolLoop
@@ -226,16 +225,8 @@ class DelegateTool:
         counted apart from the main agent's gate."""
         from gates import build_review
 
-        outcome = SimpleNamespace(gate_rounds=0, gate_passed=None)
         return build_review(
-            task,
-            self.sandbox,
-            self.config,
-            self.record,
-            self.stats,
-            time.time(),
-            outcome,
-            self.model,
+            task, self.sandbox, self.config, self.record, self.stats, time.time(), self.model
         )
 
 

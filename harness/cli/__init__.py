@@ -10,7 +10,7 @@ import sys
 
 from harness.core import StateActError
 
-COMMANDS = ["run", "suite", "check", "batch", "code", "mcp", "report", "sandbox", "image"]
+COMMANDS = ["run", "suite", "check", "gate", "batch", "code", "mcp", "report", "sandbox", "image"]
 
 
 def build_parser() -> argparse.ArgumentParser:
