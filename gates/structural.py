@@ -10,8 +10,10 @@ from __future__ import annotations
 import csv
 import json
 import re
+import sqlite3
 import tempfile
 import zipfile
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -37,7 +39,17 @@ MAGIC = {
     ".jpeg": b"\xff\xd8\xff",
     ".gif": b"GIF8",
 }
-CHECKED_EXTENSIONS = {*OOXML_MAIN_PART, *ODF_MIMETYPES, *MAGIC, ".csv", ".json"}
+SQLITE_EXTENSIONS = {".db", ".sqlite", ".sqlite3"}
+TEXT_EXTENSIONS = {".txt", ".md", ".html", ".htm"}
+CHECKED_EXTENSIONS = {
+    *OOXML_MAIN_PART,
+    *ODF_MIMETYPES,
+    *MAGIC,
+    *SQLITE_EXTENSIONS,
+    *TEXT_EXTENSIONS,
+    ".csv",
+    ".json",
+}
 MAX_CHECK_BYTES = 100 * 1024 * 1024
 CHANGE_VERBS = re.compile(
     r"\b(edit|update|modify|change|add|insert|fill|put|write|sort|format|rename|replace|remove|delete|"
@@ -151,7 +163,7 @@ def _check_in_place_edit(
         or not CHANGE_VERBS.search(instruction)
     ):
         return
-    if any("/." not in path for path in changed):
+    if any(_visible_work(path) for path in changed):
         return
     path = named[0]
     if not any(f.path == path and f.check == "exists" and f.ok for f in report.findings):
@@ -168,6 +180,12 @@ def _check_in_place_edit(
             definite=True,
         )
     )
+
+
+def _visible_work(path: str) -> bool:
+    """A file a person would call work: not hidden, not in an application's scratch space (/tmp
+    fills with an office's temporary files the moment it starts)."""
+    return "/." not in path and not path.startswith("/tmp/")
 
 
 def _check_file(
@@ -247,6 +265,10 @@ def format_problem(local: Path, suffix: str) -> str | None:
                 if head.startswith(MAGIC[suffix])
                 else f"the extension says {suffix[1:]} but the bytes do not"
             )
+        if suffix in SQLITE_EXTENSIONS:
+            return _sqlite_problem(local)
+        if suffix in TEXT_EXTENSIONS:
+            return _text_problem(local, suffix)
         if suffix == ".json":
             json.loads(local.read_text(encoding="utf-8"))
         elif suffix == ".csv":
@@ -275,6 +297,27 @@ def _load_office(local: Path, suffix: str) -> str | None:
             pptx.Presentation(str(local))
     except Exception as exc:  # any library error means the file is broken for its readers
         return f"does not open as {suffix[1:]}: {type(exc).__name__}: {str(exc)[:200]}"
+    return None
+
+
+def _sqlite_problem(local: Path) -> str | None:
+    if local.stat().st_size == 0:
+        return None  # sqlite3 creates an empty file for an empty database
+    if not local.read_bytes()[:16] == b"SQLite format 3\x00":
+        return "the extension says an SQLite database but the file has no SQLite header"
+    try:
+        with closing(sqlite3.connect(f"file:{local}?mode=ro", uri=True)) as db:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        return f"does not open as an SQLite database: {exc}"
+    return None
+
+
+def _text_problem(local: Path, suffix: str) -> str | None:
+    """Text deliverables: binary content (NUL bytes, a zip or PDF) behind a text extension."""
+    head = local.read_bytes()[:8192]
+    if head.startswith((b"PK\x03\x04", b"%PDF", b"\x89PNG")) or b"\x00" in head:
+        return f"the extension says {suffix[1:]} but the content is binary"
     return None
 
 

@@ -34,6 +34,13 @@ if kind == "cell":
     document.Sheets.getByIndex(0).getCellRangeByName(target).setFormula(text)
 elif kind == "text":
     document.Text.getEnd().setString(text)
+elif kind == "slide":
+    from com.sun.star.awt import Size
+    page = document.DrawPages.insertNewByIndex(0)
+    shape = document.createInstance("com.sun.star.drawing.TextShape")
+    shape.setSize(Size(20000, 3000))
+    page.add(shape)
+    shape.setString(text)
 if save == "save":
     document.store()
 print("modified" if document.isModified() else "saved")
