@@ -107,7 +107,9 @@ def build_cases() -> list[Case]:
         )
         # Faults the model-free layers must catch.
         b.add(kit, "wrong path", False, False, True, after={f"{{d}}/out/{kit.file}": kit.done})
-        b.add(kit, "wrong format behind the right extension", False, False, True, after={f: kit.alien})
+        b.add(
+            kit, "wrong format behind the right extension", False, False, True, after={f: kit.alien}
+        )
         b.add(
             kit,
             "only a side file or copy",

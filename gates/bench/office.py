@@ -7,7 +7,7 @@ from __future__ import annotations
 import shlex
 
 START_OFFICE = (
-    "pgrep -u \"$(id -u)\" -x soffice.bin >/dev/null || "
+    'pgrep -u "$(id -u)" -x soffice.bin >/dev/null || '
     "(setsid soffice --headless --norestore --nologo </dev/null >/tmp/soffice.log 2>&1 &)"
 )
 
@@ -43,7 +43,9 @@ elif kind == "slide":
     shape.setString(text)
 if save == "save":
     document.store()
-print("modified" if document.isModified() else "saved")
+print("modified" if document.isModified() else "saved", flush=True)
+import os
+os._exit(0)  # tearing the UNO bridge down at interpreter exit sometimes crashes; nothing is left
 """
 
 
