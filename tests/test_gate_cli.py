@@ -113,3 +113,53 @@ def test_unsaved_saved_and_failing_commands(laid):
     assert verdict["then"]["exit_code"] == 3 and "half-done" in verdict["then"]["output"]
     assert "--then exited with 3" in failing.stderr
     assert orphans() <= before  # nothing left running
+
+
+@pytest.mark.docker
+@pytest.mark.desktop
+@pytest.mark.slow
+def test_a_gate_model_decides_what_the_model_free_layers_pass(laid, tmp_path):
+    require_image("desktop")
+    task, root = laid
+    probe = {
+        "kind": "xlsx_cells",
+        "path": BOOK,
+        "cells": ["B4"],
+        "expect": {"B4": {"formula": "=SUM(B1:B3)"}},
+    }
+    script = tmp_path / "gate.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"tool_calls": [{"name": "probe", "input": {"spec": probe}}]},
+                {"tool_calls": [{"name": "verdict", "input": {"passed": True, "gaps": []}}]},
+            ]
+        )
+    )
+    done = stateact(
+        "gate", str(task), "--root", str(root), "--gate-model", f"script/{script}", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads(done.stdout)
+    # The model passed it, but its own probe found no formula in B4: the probe's false is binding.
+    assert verdict["passed"] is False and [g["layer"] for g in verdict["gaps"]] == ["probe"]
+    assert "B4" in verdict["gaps"][0]["text"] and verdict["probes"][0]["verdict"] is False
+    script.write_text(
+        json.dumps(
+            [
+                {
+                    "tool_calls": [
+                        {
+                            "name": "verdict",
+                            "input": {"passed": False, "gaps": [f"{BOOK}: B4 is empty"]},
+                        }
+                    ]
+                }
+            ]
+        )
+    )
+    done = stateact("gate", str(task), "--root", str(root), "--gate-model", f"script/{script}")
+    verdict = json.loads(done.stdout)
+    assert done.returncode == 0 and verdict["gaps"] == [
+        {"text": f"{BOOK}: B4 is empty", "layer": "model"}
+    ]
