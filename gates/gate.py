@@ -273,7 +273,11 @@ class FinishGate:
                 "gate_rejected",
                 f"the finish gate rejected {self.rounds} times; last gaps: {verdict.gap_texts}",
             )
-        said = "could not confirm the task is done" if verdict.passed is None else "rejected it"
+        said = (
+            "could not confirm the task is done"
+            if verdict.passed is None
+            else "rejected the finish"
+        )
         gaps = "\n".join(f"- {gap}" for gap in verdict.gap_texts)
         return (
             f"The independent finish gate {said} (round {self.rounds} of "
@@ -284,11 +288,14 @@ class FinishGate:
         record = self.gate.record
         if record is None:
             return
-        data = {"round": self.rounds, **verdict.to_json(), "transcript": []}
-        data["transcript"] = verdict.evidence.get("transcript", [])
-        data["gaps"] = verdict.gap_texts  # kept as plain sentences for older readers
-        data["gap_layers"] = [gap.layer for gap in verdict.gaps]
-        data["source"] = verdict.decided_by
+        data = {
+            "round": self.rounds,
+            **verdict.to_json(),
+            "gaps": verdict.gap_texts,  # plain sentences, as the run's readers expect
+            "gap_layers": [gap.layer for gap in verdict.gaps],
+            "source": verdict.decided_by,
+            "transcript": verdict.evidence.get("transcript", []),
+        }
         record.write_gate_round(self.rounds, data)
         record.append(
             "gate_round",
