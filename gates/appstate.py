@@ -115,13 +115,17 @@ def observe_open_documents(sandbox) -> AppState:
     try:
         answer = json.loads(last)
     except json.JSONDecodeError:
+        answer = None
+    if not isinstance(answer, dict) or not isinstance(answer.get("documents", []), list):
         reason = f"the office observer failed (exit {code}): {output.strip()[-300:]}"
         log.info(reason)
         return AppState(reason=reason)
     if not answer.get("asked"):
         return AppState(reason=str(answer.get("reason", "")))
     documents = [
-        OpenDocument(str(d.get("path", "")), bool(d.get("modified"))) for d in answer["documents"]
+        OpenDocument(str(d.get("path", "")), bool(d.get("modified")))
+        for d in answer.get("documents", [])
+        if isinstance(d, dict)
     ]
     return AppState(asked=True, documents=documents)
 

@@ -230,11 +230,18 @@ def _check_open(sandbox, path: str, report: StructuralReport, apps: AppState) ->
     for marker, app in open_markers(path):
         if not sandbox.call("file.stat", path=marker)["exists"]:
             continue
-        asked = f"LibreOffice said: {apps.reason}" if apps.reason else "the office was not asked"
-        detail = (
-            f"{marker} is beside it: the document may be open in {app}; whether it has unsaved "
-            f"changes is not known ({asked}); compare the file's content with the instruction"
-        )
+        if apps.asked and app == "LibreOffice":
+            detail = (
+                f"{marker} is beside it, but the running LibreOffice does not hold this document "
+                "open (a stale lock file)"
+            )
+        else:
+            asked = f"asking LibreOffice: {apps.reason}" if apps.reason else "not asked"
+            detail = (
+                f"{marker} is beside it: the document may be open in {app}; whether it has "
+                f"unsaved changes is not known ({asked}); compare the file's content with the "
+                "instruction"
+            )
         report.findings.append(Finding(path, "open", False, detail, definite=False))
 
 
