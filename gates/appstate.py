@@ -5,8 +5,9 @@ user-private pipe (sandboxes/images/desktop/stateact-uno.xcd), and an observer l
 components with their URL and `isModified()`. The observer is the system Python in isolated mode
 (`-I`: no user site, no PYTHON* variables, no script folder on the path), with an empty
 environment and `/` as its folder, so nothing the agent wrote into its home or /tmp steers it.
-It runs as the office's user because the pipe's name is per user. It runs in the live sandbox
-before the gate's snapshot: a snapshot holds files, not running programs.
+It runs as the office's user because the pipe's name is per user, and only talks to the pipe when
+the program holding it is LibreOffice's own binary. It runs in the live sandbox before the gate's
+snapshot: a snapshot holds files, not running programs.
 
 Applications that do not expose their modified state leave only markers beside the document (a
 LibreOffice lock file when the office cannot be asked, a vim swap file, an emacs lock link); a
@@ -26,10 +27,37 @@ from harness.core import StateActError
 log = logging.getLogger(__name__)
 
 UNO_PIPE = "stateact-uno"
+OFFICE_BINARY = "/usr/lib/libreoffice/program/soffice.bin"
 OBSERVER_TIMEOUT_S = 20.0
 
 UNO_OBSERVER = f"""
-import json
+import json, os
+
+def pipe_holder():
+    # The program listening on the office's pipe: the agent could put its own listener there.
+    pipe = "/tmp/OSL_PIPE_%d_{UNO_PIPE}" % os.getuid()
+    with open("/proc/net/unix") as table:
+        inodes = {{row.split()[6] for row in table.readlines()[1:]
+                  if len(row.split()) >= 8 and row.split()[7] == pipe}}
+    if not inodes:
+        return None
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            links = [os.readlink(f"/proc/{{pid}}/fd/{{fd}}") for fd in os.listdir(f"/proc/{{pid}}/fd")]
+            if any(link[8:-1] in inodes for link in links if link.startswith("socket:[")):
+                return os.readlink(f"/proc/{{pid}}/exe")
+        except OSError:
+            continue
+    return ""
+
+holder = pipe_holder()
+if holder is None:
+    print(json.dumps({{"asked": False, "reason": "no LibreOffice is running"}}))
+    raise SystemExit(0)
+if holder != "{OFFICE_BINARY}":
+    reason = f"the office's UNO pipe is held by {{holder or 'an unknown program'}}, not LibreOffice"
+    print(json.dumps({{"asked": False, "reason": reason}}))
+    raise SystemExit(0)
 try:
     import uno
     from com.sun.star.connection import NoConnectException

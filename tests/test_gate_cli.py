@@ -163,3 +163,27 @@ def test_a_gate_model_decides_what_the_model_free_layers_pass(laid, tmp_path):
     assert done.returncode == 0 and verdict["gaps"] == [
         {"text": f"{BOOK}: B4 is empty", "layer": "model"}
     ]
+
+
+FAKE_OFFICE = (
+    "setsid python3 -c 'import os, socket, time; s = socket.socket(socket.AF_UNIX); "
+    's.bind("/tmp/OSL_PIPE_%d_stateact-uno" % os.getuid()); s.listen(); time.sleep(600)\' '
+    "</dev/null >/dev/null 2>&1 & sleep 1; touch '/home/user/.~lock.sales.xlsx#'"
+)
+
+
+@pytest.mark.docker
+@pytest.mark.desktop
+@pytest.mark.slow
+def test_a_listener_posing_as_the_office_is_not_asked(laid):
+    require_image("desktop")
+    task, root = laid
+    done = stateact("gate", str(task), "--root", str(root), "--json", "--then", FAKE_OFFICE)
+    verdict = json.loads(done.stdout)
+    assert done.returncode == 0 and verdict["then"]["exit_code"] == 0
+    answer = verdict["open_documents"]
+    assert answer["asked"] is False and "not LibreOffice" in answer["reason"]
+    assert "python3" in answer["reason"]
+    # The lock file is then only a finding for the model layer, which names why.
+    lock = [f for f in verdict["structural"] if f["check"] == "open"]
+    assert len(lock) == 1 and not lock[0]["definite"] and "not LibreOffice" in lock[0]["detail"]
