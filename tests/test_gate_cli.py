@@ -52,6 +52,7 @@ def laid(tmp_path) -> tuple[Path, Path]:
         (["missing.json", "--root", "."], "task file missing.json does not exist"),
         (["TASK", "--root", "no-such-dir"], "--root no-such-dir is not a folder"),
         (["TASK", "--root", "ROOT", "--gate-model", "bogus/x"], "unknown model provider 'bogus'"),
+        (["TASK", "--root", "ROOT", "--image", "nope"], "unknown image 'nope'"),
     ],
 )
 def test_bad_input_is_one_sentence_and_exit_2(laid, args, sentence):

@@ -9,11 +9,11 @@ Office cases come last, so the office's scratch files never fall into another ca
 
 from __future__ import annotations
 
-import tempfile
+import base64
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from harness.core import Model, StateActError
 
@@ -45,33 +45,21 @@ class CaseResult:
         return self.case.correct and self.caught
 
 
-def _stage(files: dict[str, bytes], scratch: Path) -> dict[str, Path]:
-    """The files written under `scratch`, grouped by their case folder (one copy per folder)."""
-    folders: dict[str, Path] = {}
-    for sandbox_path, data in files.items():
-        parts = sandbox_path.strip("/").split("/")
-        folder = "/" + "/".join(parts[:3])  # /home/user/<case>
-        host = scratch.joinpath(*parts)
-        host.parent.mkdir(parents=True, exist_ok=True)
-        host.write_bytes(data)
-        folders[folder] = scratch.joinpath(*parts[:3])
-    return folders
+def _lay(sandbox, files: dict[str, bytes], old: bool = False) -> None:
+    """Write the files through the toolbox, as an agent's code would (written now, so changed
+    during the run); `old` backdates them to before any case started (the task's setup state)."""
+    for path, data in files.items():
+        sandbox.call("file.write", path=path, data_b64=base64.b64encode(data).decode())
+    if old and files:
+        quoted = " ".join(shlex.quote(path) for path in files)
+        done = sandbox.call("bash.run", command=f"touch -d '{OLD_MTIME}' -- {quoted}")
+        if done.get("exit_code") not in (0, None):
+            raise StateActError(f"could not backdate the case files: {done.get('output', '')}")
 
 
-def _lay(sandbox, files: dict[str, bytes], scratch: Path, stamp: list[str]) -> None:
-    if not files:
-        return
-    for folder, host in _stage(files, scratch).items():
-        sandbox.copy_in(host, folder)
-    code, output = sandbox.exec(["touch", *stamp, "--", *files])
-    if code != 0:
-        raise StateActError(f"could not stamp the case files: {output.strip()[-300:]}")
-
-
-def prepare(sandbox, case: Case, scratch: Path) -> tuple[Gate, dict, ThenReport | None]:
+def prepare(sandbox, case: Case) -> tuple[Gate, dict, ThenReport | None]:
     """Lay one case out in the live sandbox and observe it as the gate would at the finish."""
-    _lay(sandbox, case.before, scratch / "before", ["-d", OLD_MTIME])
-    code, _ = sandbox.exec(["mkdir", "-p", f"/home/user/{case.id}"])
+    _lay(sandbox, case.before, old=True)
     started_at = time.time()
     gate = Gate(
         case.instruction,
@@ -80,7 +68,7 @@ def prepare(sandbox, case: Case, scratch: Path) -> tuple[Gate, dict, ThenReport 
         started_at=started_at,
         initially_present=Gate.present(sandbox, case.instruction),
     )
-    _lay(sandbox, case.after, scratch / "after", ["-c"])
+    _lay(sandbox, case.after)
     then = run_then(sandbox, case.then) if case.then else None
     return gate, gate.observe(), then
 
@@ -95,9 +83,9 @@ def run_cases(
 
     cases = sorted(cases or build_cases(), key=lambda case: case.then is not None)
     prepared = []
-    with open_sandbox(sandbox_config) as live, tempfile.TemporaryDirectory() as scratch:
+    with open_sandbox(sandbox_config) as live:
         for case in cases:
-            prepared.append((case, *prepare(live, case, Path(scratch) / case.id)))
+            prepared.append((case, *prepare(live, case)))
         snapshot = live.snapshot()
         try:
             with open_sandbox(sandbox_config, snapshot) as view:
