@@ -164,5 +164,4 @@ def open_markers(path: str) -> list[tuple[str, str]]:
     return [
         (str(pure.parent / f".~lock.{pure.name}#"), "LibreOffice"),
         (str(pure.parent / f".{pure.name}.swp"), "vim"),
-        (str(pure.parent / f".#{pure.name}"), "emacs"),
     ]
