@@ -10,7 +10,7 @@ the program holding it is LibreOffice's own binary. It runs in the live sandbox 
 snapshot: a snapshot holds files, not running programs.
 
 Applications that do not expose their modified state leave only markers beside the document (a
-LibreOffice lock file when the office cannot be asked, a vim swap file, an emacs lock link); a
+LibreOffice lock file when the office cannot be asked, a vim swap file); a
 marker says a document is open, not that it has unsaved changes, so it is a finding for the
 model layer and never a definite gap on its own.
 """
