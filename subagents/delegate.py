@@ -12,7 +12,6 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 
 from gates import build_review
 from harness.kernel.core import (
@@ -222,16 +221,8 @@ class DelegateTool:
     def _nested_review(self, task: str):
         """The worker's own finish gate (the nested ablation), judging its subtask; its rounds are
         counted apart from the main agent's gate."""
-        outcome = SimpleNamespace(gate_rounds=0, gate_passed=None)
         return build_review(
-            task,
-            self.sandbox,
-            self.config,
-            self.record,
-            self.stats,
-            time.time(),
-            outcome,
-            self.model,
+            task, self.sandbox, self.config, self.record, self.stats, time.time(), self.model
         )
 
 

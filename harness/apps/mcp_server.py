@@ -23,7 +23,7 @@ from mcp.server.mcpserver import Context, Image
 from mcp.server.mcpserver import MCPServer as FastServer
 from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
 
-from gates import FinishGate
+from gates import Gate
 from harness.kernel.core import Model, StateActError, ToolError, ToolResult, require_one_of
 from harness.kernel.loop import RunStats
 from harness.kernel.records import RunRecord
@@ -168,36 +168,34 @@ def run_check(entry: Entry, instruction: str, model: Model) -> dict:
         raise ToolError("`instruction` is empty; give the task the sandbox's state should satisfy.")
     entry.checks += 1
     record = RunRecord(entry.check_dir / f"check-{entry.checks}")
-    config = RunConfig(model=getattr(model, "name", "gate"))
-    config.gate.max_rejections = 2  # one round per call: a rejection is reported, never final
-    outcome = _GateOutcome()
     stats = RunStats()
     try:
-        gate = FinishGate(
-            instruction, entry.sandbox, model, config, record, stats, entry.started_at, outcome
+        gate = Gate(
+            instruction,
+            entry.sandbox,
+            model,
+            started_at=entry.started_at,
+            initially_present=Gate.present(entry.sandbox, instruction),
+            max_turns=RunConfig(model="gate").gate.max_turns,
+            stats=stats,
+            record=record,
         )
-        gate.review("")
+        verdict = gate.judge()
+        record.write_gate_round(1, {"round": 1, **verdict.to_json(), "source": verdict.decided_by})
     finally:
         record.close()
-    round_file = record.dir / "gate" / "round-1.json"
-    data = json.loads(round_file.read_text()) if round_file.exists() else {}
+    evidence = verdict.evidence
     return {
-        "passed": data.get("passed") is True,
-        "decided": data.get("passed") is not None,
-        "gaps": data.get("gaps", []),
-        "source": data.get("source"),
-        "structural": data.get("structural", []),
-        "changed_paths": [c.get("path") for c in data.get("changed_paths", [])][:200],
+        "passed": verdict.passed is True,
+        "decided": verdict.passed is not None,
+        "gaps": verdict.gap_texts,
+        "gap_layers": [gap.layer for gap in verdict.gaps],
+        "source": verdict.decided_by,
+        "structural": evidence.get("structural", []),
+        "changed_paths": [c.get("path") for c in evidence.get("changed_paths", [])][:200],
         "cost_usd": round(stats.usage.cost_usd, 6),
         "record": str(record.dir),
     }
-
-
-class _GateOutcome:
-    """The few fields the gate writes back to a run's outcome."""
-
-    gate_rounds = 0
-    gate_passed: bool | None = None
 
 
 def build_server(settings: ServerSettings) -> FastServer:

@@ -19,6 +19,7 @@ COMMANDS = {
     "run": "run one task",
     "suite": "run a suite of tasks (or list what would run with --dry-run)",
     "check": "score a task's evaluator against files under a folder",
+    "gate": "run the finish gate on a laid-out state and print its verdict",
     "batch": "run one instruction over many files, each in its own sandbox and through the gate",
     "code": "run a coding instruction on a copy of a repository and get a gate-checked patch",
     "mcp": "run an MCP server (stdio) exposing sandboxes and the finish gate",

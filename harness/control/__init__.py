@@ -42,7 +42,13 @@ def run_control(context):
 
 
 def gate_review(context, on_decision=None):
-    """The finish gate's `review` callable for this run (None when the gate is off)."""
+    """The finish gate's `review` callable for this run (None when the gate is off); each round's
+    verdict is recorded on the run's outcome."""
+
+    def record_verdict(round_number: int, verdict) -> None:
+        context.outcome.gate_rounds = round_number
+        context.outcome.gate_passed = verdict.passed is True
+
     return build_review(
         context.task.instruction,
         context.sandbox,
@@ -50,8 +56,8 @@ def gate_review(context, on_decision=None):
         context.record,
         context.stats,
         context.started_at,
-        context.outcome,
         context.model,
         context.gate_model,
         on_decision,
+        on_verdict=record_verdict,
     )

@@ -92,7 +92,7 @@ class StateActHooks:
             else []
         )
         if self.stall is not None and (decision.passed is not True or gaps):
-            self.stall.gate_rejected([*decision.gaps, *gaps])
+            self.stall.gate_rejected([*decision.gap_texts, *gaps])
         return gaps
 
     @property
