@@ -4,6 +4,7 @@
     OUT/summary.json         what the results add up to (`harness.reports.summary`)
     OUT/report.html          a static table linking to each run's trajectory.html
     OUT/runs/<task id>/      the run directory of each task (see `harness.kernel.records`)
+    OUT/results/…            the same in OSWorld's layout (`harness.reports.osworld_layout`)
 
 A task that cannot be loaded or is not supported here still gets a run directory with a result.json
 (score 0, the reason in `error`), so a suite never stops at one bad task. `resume` keeps every run that
@@ -31,6 +32,7 @@ from harness.kernel.secrets import redact
 from harness.models import make_model
 from harness.reports import summary as summaries
 from harness.reports.html_report import write_report, write_trajectory_html
+from harness.reports.osworld_layout import write_osworld_results
 from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task, load_task
@@ -441,6 +443,10 @@ class SuiteRun:
         )
         write_json_atomic(self.out_dir / "summary.json", summary)
         write_report(self.out_dir, ordered, summary)
+        try:
+            write_osworld_results(self.out_dir, ordered)
+        except OSError as exc:  # the layout is a convenience; the suite's own files are written
+            log.warning("could not write the OSWorld result layout: %s", exc)
         return summary
 
 

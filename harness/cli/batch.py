@@ -5,14 +5,10 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from harness.apps.batch import SUMMARY_NAME, expand_inputs, run_batch
-from harness.kernel.display import visible
 from harness.models import make_model
 
+from .progress import RunsProgress
 from .run import add_run_options, build_config
 
 
@@ -48,7 +44,7 @@ def run(args) -> int:
     files = expand_inputs(args.files)  # bad patterns fail before anything starts
     config = build_config(args)
     make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
-    with BatchProgress(len(files)) as progress:
+    with RunsProgress("batch", len(files)) as progress:
         rows = run_batch(
             args.instruction,
             files,
@@ -57,7 +53,7 @@ def run(args) -> int:
             parallel=args.parallel,
             resume=args.resume,
             check=args.check,
-            on_result=progress.advance,
+            on_result=lambda row: batch_progress_row(progress, row),
         )
     passed = sum(row["gate_passed"] is True for row in rows)
     statuses = ", ".join(
@@ -69,37 +65,10 @@ def run(args) -> int:
     return 0 if passed == len(rows) else 1
 
 
-class BatchProgress:
-    """A progress bar over the files on a terminal; silent otherwise."""
-
-    def __init__(self, total: int):
-        self.total = total
-        self.bar: Progress | None = None
-        self.passed = 0
-
-    def __enter__(self) -> BatchProgress:
-        if sys.stderr.isatty():
-            self.bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-            )
-            self.task = self.bar.add_task("batch", total=self.total)
-            self.bar.start()
-        return self
-
-    def advance(self, row: dict) -> None:
-        self.passed += row["gate_passed"] is True
-        if self.bar:
-            name = escape(visible(row["file"].rsplit("/", 1)[-1]))
-            self.bar.update(
-                self.task,
-                advance=1,
-                description=f"{self.passed} passed · last {name}: {row['status']}",
-            )
-
-    def __exit__(self, *exc_info) -> None:
-        if self.bar:
-            self.bar.stop()
+def batch_progress_row(progress: RunsProgress, row: dict) -> None:
+    """Count one finished file of a batch (called from the batch's worker threads)."""
+    name = str(row.get("file", "?")).rsplit("/", 1)[-1]
+    error = f" ({str(row['error'])[:160]})" if row.get("error") else ""
+    progress.advance(
+        name, str(row.get("status")), row.get("gate_passed") is True, row.get("cost_usd"), error
+    )

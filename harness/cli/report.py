@@ -1,8 +1,10 @@
-"""`stateact report RUN_DIR`: a readable summary of one run (or of a suite directory)."""
+"""`stateact report RUN_DIR`: a readable summary of one run (or of a suite directory);
+`stateact report RUN_A RUN_B [--html OUT.html]`: two suite runs side by side."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -10,15 +12,29 @@ from harness.control.andor_tree import draw_tree
 from harness.kernel.core import StateActError
 from harness.kernel.display import visible
 from harness.kernel.records import load_events
+from harness.reports.compare import compare_dirs
+from harness.reports.compare_view import print_comparison, write_compare_html
 from harness.tools.plan import MARKS
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("report", help="summarize a run directory or a suite directory")
+    parser = subparsers.add_parser(
+        "report",
+        help="summarize a run or suite directory, or compare two suite runs",
+        description="With one directory: a summary of the run (or the suite's summary.json). With "
+        "two suite directories: task by task side by side, regressions and improvements first, the "
+        "totals and a paired bootstrap interval of the success-rate difference (B − A).",
+    )
     parser.add_argument(
         "run_dir", help="a run directory (with trajectory.jsonl) or a suite directory"
     )
+    parser.add_argument(
+        "run_b", nargs="?", help="a second suite directory to compare the first with"
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument(
+        "--html", metavar="OUT.html", help="with two suites, write the comparison page"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -93,6 +109,10 @@ def render(summary: dict) -> str:
 
 
 def run(args) -> int:
+    if args.run_b is not None:
+        return run_comparison(args)
+    if args.html:
+        raise StateActError("--html needs two suite directories to compare.")
     path = Path(args.run_dir)
     if not path.is_dir():
         raise StateActError(f"{path} is not a directory.")
@@ -102,4 +122,21 @@ def run(args) -> int:
         return 0
     summary = summarize_run(path)
     print(json.dumps(summary, indent=2, default=str) if args.json else render(summary))
+    return 0
+
+
+def run_comparison(args) -> int:
+    dir_a, dir_b = Path(args.run_dir), Path(args.run_b)
+    comparison = compare_dirs(dir_a, dir_b)
+    if args.html:
+        out = Path(args.html)
+        if out.is_dir():
+            raise StateActError(f"--html {out} is a folder; give a file name such as compare.html.")
+        write_compare_html(comparison, out, (dir_a, dir_b))
+    if args.json:
+        print(json.dumps(comparison.to_json(), indent=2, default=str))
+    else:
+        print_comparison(comparison)
+    if args.html:
+        print(f"comparison: {args.html}", file=sys.stderr)
     return 0

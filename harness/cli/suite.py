@@ -16,6 +16,7 @@ from harness.models import make_model
 from harness.reports.summary import summary_line
 from tasks.schema import load_task
 
+from .progress import RunsProgress
 from .run import add_run_options, build_config
 
 DEMO_DOMAINS = ("calc", "writer", "os", "db", "x")
@@ -100,14 +101,14 @@ def run(args) -> int:
     )
     total = len(paths) if args.demo else len(discover_tasks(paths))
     try:
-        with SuiteProgress(total, enabled=sys.stderr.isatty()) as progress:
+        with RunsProgress("suite", total) as progress:
             summary = run_suite(
                 paths,
                 config,
                 out,
                 parallel=parallel,
                 resume=args.resume,
-                on_result=progress.advance,
+                on_result=lambda line: suite_progress_line(progress, line),
             )
     except KeyboardInterrupt:
         say(
@@ -119,55 +120,18 @@ def run(args) -> int:
     return 0
 
 
-class SuiteProgress:
-    """A rich progress bar on a terminal; one line per finished task otherwise."""
-
-    def __init__(self, total: int, enabled: bool):
-        self.bar = None
-        self.successes = 0
-        if enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
-            self.bar = Progress(
-                TextColumn("suite"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.description}"),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-            )
-            self.task = self.bar.add_task("", total=total)
-
-    def __enter__(self) -> SuiteProgress:
-        if self.bar:
-            self.bar.start()
-        return self
-
-    def advance(self, line: dict) -> None:
-        """Called from the suite's worker threads as each task finishes."""
-        self.successes += bool(line.get("success"))
-        if self.bar:
-            from rich.markup import escape
-
-            last = escape(visible(f"{line['task_id']}: {line['status']}"))
-            description = f"{self.successes} succeeded · last {last}"
-            self.bar.update(self.task, advance=1, description=description)
-            return
-        score = line.get("score")
-        score_text = f"{score:.3f}" if isinstance(score, int | float) else "-"
-        error = f" ({str(line['error'])[:160]})" if line.get("error") else ""
-        say(f"{line['task_id']}: {line['status']} score {score_text}{error}")
-
-    def __exit__(self, *exc_info) -> None:
-        if self.bar:
-            self.bar.stop()
+def suite_progress_line(progress: RunsProgress, line: dict) -> None:
+    """Count one finished task of a suite (called from the suite's worker threads)."""
+    score = line.get("score")
+    score_text = f" score {score:.3f}" if isinstance(score, int | float) else " score -"
+    error = f" ({str(line['error'])[:160]})" if line.get("error") else ""
+    progress.advance(
+        str(line.get("task_id")),
+        str(line.get("status")),
+        bool(line.get("success")),
+        line.get("cost_usd"),
+        score_text + error,
+    )
 
 
 def say(text: str) -> None:
