@@ -36,7 +36,7 @@ def _nice_max(value: float) -> float:
 
 
 def _tick(value: float) -> str:
-    return f"{value:.3g}"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
 def hbar_chart(

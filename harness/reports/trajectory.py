@@ -9,7 +9,7 @@ from pathlib import Path
 from harness.kernel.records import load_events
 
 from . import svg
-from .page import esc, fmt, page, pre, table, td
+from .page import esc, fmt, money, page, pre, table, td
 
 RESULT_FIELDS = (
     "task_id",
@@ -211,7 +211,11 @@ def write_trajectory_html(run_dir: Path) -> Path:
     events = [e for e in load_events(run_dir) if isinstance(e, dict)]
     spans = turn_spans(events)
     plans = [e for e in events if e.get("event") == "plan" and e.get("agent") == "main"]
-    rows = [[td(esc(name)), td(fmt(result.get(name)))] for name in RESULT_FIELDS if name in result]
+    rows = [
+        [td(esc(name)), td(money(result[name]) if name == "cost_usd" else fmt(result[name]))]
+        for name in RESULT_FIELDS
+        if name in result
+    ]
     plan = "".join(
         f"<li>[{esc(i.get('status', '?'))}] {esc(i.get('text', ''))}</li>"
         for i in (plans[-1].get("items") or [] if plans else [])
