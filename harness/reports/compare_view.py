@@ -149,45 +149,37 @@ def _cell(text) -> str:
     return rich_escape(visible(str(text)))
 
 
+def _both(pair: Pair, show) -> str:
+    """`A → B` for one field; a side the task did not run in shows as a dash."""
+    left = show(pair.a) if pair.a else "–"
+    right = show(pair.b) if pair.b else "–"
+    return _cell(left if left == right else f"{left} → {right}")
+
+
 def print_comparison(comparison: Comparison, console: Console | None = None) -> None:
-    """The same comparison as terminal tables (rich; plain text when not on a terminal)."""
-    console = console or Console()
-    tasks = Table(title="Tasks (regressions and improvements first)")
-    for name in (
-        "task",
-        "change",
-        "score A",
-        "score B",
-        "Δ",
-        "status A",
-        "status B",
-        "cost A",
-        "cost B",
-        "turns A",
-        "turns B",
-        "gate A",
-        "gate B",
-    ):
-        tasks.add_column(
-            name, justify="right" if name[:4] in ("scor", "Δ", "cost", "turn") else "left"
-        )
+    """The same comparison as terminal tables (rich; 160 columns wide when not on a terminal)."""
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=160)
+    tasks = Table(title="Tasks (regressions and improvements first; A → B where they differ)")
+    tasks.add_column("task", overflow="fold")
+    tasks.add_column("change")
+    tasks.add_column("score", justify="right")
+    tasks.add_column("Δ", justify="right")
+    for name in ("status", "cost", "turns", "gate"):
+        tasks.add_column(name, justify="right" if name in ("cost", "turns") else "left")
     styles = {"regression": "red", "improvement": "green"}
     for pair in comparison.pairs:
-        a, b = pair.a or {}, pair.b or {}
         tasks.add_row(
             _cell(pair.task_id),
             _cell(pair.change),
-            _number(a.get("score")) if pair.a else "–",
-            _number(b.get("score")) if pair.b else "–",
+            _both(pair, lambda r: _number(r.get("score"))),
             _signed(pair.score_delta),
-            _cell(a.get("status", "–")),
-            _cell(b.get("status", "–")),
-            money(a.get("cost_usd")) if pair.a else "–",
-            money(b.get("cost_usd")) if pair.b else "–",
-            _cell(a.get("model_turns", "–")),
-            _cell(b.get("model_turns", "–")),
-            _gate(pair.a),
-            _gate(pair.b),
+            _both(pair, lambda r: str(r.get("status", "–"))),
+            _both(pair, lambda r: money(r.get("cost_usd"))),
+            _both(pair, lambda r: str(r.get("model_turns", "–"))),
+            _both(pair, _gate),
             style=styles.get(pair.change),
         )
     totals = Table(title="Totals")

@@ -84,7 +84,10 @@ def fmt(value, digits: int = 3) -> str:
 
 
 def money(value) -> str:
-    return f"${float(value or 0.0):.4f}"
+    try:
+        return f"${float(value or 0.0):.4f}"
+    except (TypeError, ValueError):
+        return esc(str(value))
 
 
 def td(value: str, numeric: bool = False, css: str = "", sort_value=None) -> str:
