@@ -63,7 +63,14 @@ class RunsProgress:
     called from worker threads, so it only adds under a lock.
     """
 
-    def __init__(self, label: str, total: int, enabled: bool | None = None, clock=time.monotonic):
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        enabled: bool | None = None,
+        clock=time.monotonic,
+        console: Console | None = None,
+    ):
         self.label = label
         self.total = total
         self.clock = clock
@@ -71,7 +78,7 @@ class RunsProgress:
         self.done = self.succeeded = 0
         self.cost = 0.0
         self.lock = threading.Lock()
-        self.console = Console(stderr=True)
+        self.console = console or Console(stderr=True)
         self.bar: Progress | None = None
         if sys.stderr.isatty() if enabled is None else enabled:
             self.bar = Progress(
