@@ -66,3 +66,50 @@ def test_visible_keeps_plain_text_and_optionally_lines():
     assert visible("Zoë 42 — ok") == "Zoë 42 — ok"
     assert visible("a\nb\tc") == "a\\x0ab\\x09c"
     assert visible("a\nb\tc", keep_lines=True) == "a\nb\tc"
+
+
+def hostile_line(task_id: str, score: float) -> dict:
+    return {
+        "task_id": f"{task_id}{HOSTILE}<script>alert(1)</script>",
+        "score": score,
+        "success": score == 1.0,
+        "status": f"error{HOSTILE}",
+        "error": f"<img src=x onerror=alert(1)>{HOSTILE}",
+        "domain": f"calc{HOSTILE}<b>",
+        "cost_usd": 0.1,
+        "model_turns": 2,
+        "run_dir": "runs/x",
+    }
+
+
+def test_charts_failures_and_comparison_escape_model_text(tmp_path):
+    from harness.reports.compare import compare
+    from harness.reports.compare_view import write_compare_html
+    from harness.reports.summary import summarize
+
+    a = [hostile_line("t1", 1.0), hostile_line("t2", 0.0)]
+    b = [hostile_line("t1", 0.0), hostile_line("t2", 0.0)]
+    report = write_report(tmp_path, a, summarize(a)).read_text()
+    page = write_compare_html(compare(a, b, HOSTILE, "b"), tmp_path / "c.html").read_text()
+    for html in (report, page):
+        assert not RAW.search(html.replace("\n", ""))
+        assert "<script>alert" not in html and "<img src=x" not in html
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+        assert html.count("<script>") <= 1  # only the page's own table sorter
+
+
+def test_terminal_comparison_escapes_control_characters(tmp_path):
+    for name, score in (("a", 1.0), ("b", 0.0)):
+        (tmp_path / name).mkdir()
+        line = hostile_line("t1", score)
+        (tmp_path / name / "results.jsonl").write_text(json.dumps(line) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "report", str(tmp_path / "a"), str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr
+    assert not RAW.search(done.stdout.replace("\n", ""))
+    assert "\\x1b" in done.stdout and "regression" in done.stdout
