@@ -139,6 +139,9 @@ def test_batch_over_five_workbooks_with_check(tmp_path):
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert "5/5 files passed the gate" in done.stdout
+    progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert len(progress) == 5 and all("ETA" in line for line in progress)
+    assert progress[-1].startswith("[5/5]") and "5 succeeded · $0.0000 · ETA 0m00s" in progress[-1]
     rows = read_summary(out)
     assert sorted(rows) == [f"book{n}.xlsx" for n in range(1, 6)]
     for name, row in rows.items():
