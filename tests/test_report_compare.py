@@ -128,3 +128,17 @@ def test_cli_bad_inputs_say_one_sentence_and_exit_2(tmp_path, args, message):
     done = stateact("report", *filled)
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_hand_edited_and_cut_short_results_still_compare(tmp_path):
+    for name, cost in (("a", "abc"), ("b", None)):
+        (tmp_path / name).mkdir()
+        lines = [
+            json.dumps(line("t1", 1.0, cost_usd=cost, model_turns="x")),
+            '{"task_id": "t2", "sc',
+        ]
+        (tmp_path / name / "results.jsonl").write_text("\n".join(lines))
+    done = stateact("report", str(tmp_path / "a"), str(tmp_path / "b"), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["paired_tasks"] == 1 and data["totals_a"]["cost_usd"] == 0.0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from harness.kernel.core import StateActError
 
-from .page import score_of
+from .page import number, score_of
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20260
@@ -76,8 +76,8 @@ def side_totals(results: list[dict]) -> dict:
         "successes": sum(1 for r in results if r.get("success")),
         "success_rate": sum(1 for r in results if r.get("success")) / count if count else None,
         "mean_score": sum(score_of(r) for r in results) / count if count else None,
-        "cost_usd": sum(float(r.get("cost_usd") or 0.0) for r in results),
-        "model_turns": sum(int(r.get("model_turns") or 0) for r in results),
+        "cost_usd": sum(number(r.get("cost_usd")) for r in results),
+        "model_turns": sum(int(number(r.get("model_turns"))) for r in results),
     }
 
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from . import svg
-from .page import SORT_SCRIPT, esc, fmt, money, page, score_of, table, td
+from .page import SORT_SCRIPT, esc, fmt, money, number, page, score_of, table, td
 from .trajectory import write_trajectory_html
 
 __all__ = ["write_report", "write_trajectory_html", "failure_groups"]
@@ -52,13 +52,13 @@ def charts(results: list[dict], summary: dict) -> str:
     points = [
         (
             str(r.get("task_id")),
-            float(r.get("cost_usd") or 0.0),
+            number(r.get("cost_usd")),
             score_of(r),
             bool(r.get("success")),
         )
         for r in results
     ]
-    durations = [float(r.get("duration_s") or 0.0) for r in results]
+    durations = [number(r.get("duration_s")) for r in results]
     gate = summary.get("gate") or {}
     accepted_wrong = gate.get("accepted_below_1", 0)
     rejected_right = gate.get("rejected_but_correct", 0)
@@ -107,10 +107,10 @@ def task_table(results: list[dict]) -> str:
                     sort_value=str(r.get("status")),
                 ),
                 td(fmt(r.get("score")), True, sort_value=score_of(r)),
-                td(money(r.get("cost_usd")), True, sort_value=float(r.get("cost_usd") or 0.0)),
+                td(money(r.get("cost_usd")), True, sort_value=number(r.get("cost_usd"))),
                 td(fmt(r.get("main_turns")), True),
                 td(fmt(r.get("model_turns")), True),
-                td(fmt(float(r.get("duration_s") or 0.0), 1), True),
+                td(fmt(number(r.get("duration_s")), 1), True),
                 td(_gate_cell(r)),
             ]
         )

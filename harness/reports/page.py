@@ -107,6 +107,16 @@ def table(headers: list[str], rows: list[list[str]], sortable: bool = False, css
     return f"<table{attrs}><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"
 
 
+def number(value) -> float:
+    """A figure from a result line; anything that is not a number (a hand-edited file) counts 0."""
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        return float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def score_of(result: dict) -> float:
     """A task's score; a task never scored (not run, crashed) counts as 0."""
     score = result.get("score")
