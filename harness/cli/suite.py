@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 
 from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
-from harness.apps.suite import discover_tasks, foreign_build_scripts, run_suite, task_domain
+from harness.apps.suite import (
+    ResultsFile,
+    discover_tasks,
+    foreign_build_scripts,
+    run_suite,
+    task_domain,
+)
 from harness.apps.suite import dry_run as run_dry
 from harness.kernel.core import StateActError
 from harness.kernel.display import visible
@@ -100,6 +106,8 @@ def run(args) -> int:
         f"running {len(paths) if args.demo else 'the'} task(s) with {config.model}, {parallel} at a time, into {out}"
     )
     total = len(paths) if args.demo else len(discover_tasks(paths))
+    if args.resume:  # finished tasks are kept without a progress report; count only the rest
+        total = max(0, total - len(ResultsFile(out / "results.jsonl").task_ids()))
     try:
         with RunsProgress("suite", total) as progress:
             summary = run_suite(
