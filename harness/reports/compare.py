@@ -99,7 +99,7 @@ def bootstrap_interval(
         return None
     diffs = [int(y) - int(x) for x, y in zip(a, b, strict=True)]
     rng = random.Random(seed)
-    means = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
+    means = sorted(sum(rng.choices(diffs, k=n)) / n for _ in range(resamples))
     tail = (1.0 - confidence) / 2
     low = means[int(tail * (resamples - 1))]
     high = means[int((1.0 - tail) * (resamples - 1) + 0.5)]
