@@ -101,7 +101,10 @@ def scatter(
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3.5" fill="{color}" fill-opacity="0.6">'
             f"<title>{esc(name)}: {_tick(x)}, {_tick(y)}</title></circle>"
         )
-    return _svg(_axes(x_label, y_label, x_end, 1.0) + "".join(dots), label)
+    note = ""
+    if points and not any(p[1] for p in points):  # every dot sits on the y axis
+        note = f'<text x="{left + 8}" y="{MARGIN_TOP + 12}" fill="#777">every x is 0</text>'
+    return _svg(_axes(x_label, y_label, x_end, 1.0) + "".join(dots) + note, label)
 
 
 def histogram(values: list[float], x_label: str, label: str, bins: int = 12) -> str:
