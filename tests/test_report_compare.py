@@ -117,7 +117,7 @@ def test_cli_compares_two_suites_in_the_terminal_and_as_html(tmp_path):
     "args, message",
     [
         (["missing-a", "missing-b"], "is not a directory"),
-        (["{tmp}", "{tmp}"], "no results.jsonl"),
+        (["{tmp}", "{tmp}"], "neither a suite directory"),
         (["{tmp}", "--html", "{tmp}/x.html"], "needs two suite directories"),
         (["{suite}", "{suite}", "--html", "{tmp}"], "is a folder"),
     ],
@@ -142,3 +142,17 @@ def test_hand_edited_and_cut_short_results_still_compare(tmp_path):
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["paired_tasks"] == 1 and data["totals_a"]["cost_usd"] == 0.0
+
+
+def test_two_single_runs_compare_as_suites_of_one(tmp_path):
+    for name, score in (("a", 0.0), ("b", 1.0)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "result.json").write_text(json.dumps(line("t1", score)))
+    done = stateact("report", str(tmp_path / "a"), str(tmp_path / "b"), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tasks"] == [
+        {"task_id": "t1", "change": "improvement", "score_a": 0.0, "score_b": 1.0}
+    ]
+    (tmp_path / "a" / "result.json").write_text("[1, 2]")
+    bad = stateact("report", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert bad.returncode == 2 and "does not hold a result object" in bad.stderr

@@ -84,3 +84,11 @@ def test_comparison_page_lists_changed_tasks_first(tmp_path, browser):
     assert rows[: len(changed)] and all(r != "same" for r in rows[: len(changed)])
     assert "paired bootstrap interval" in page.inner_text("body")
     assert json.dumps(comparison.to_json())  # the --json form serializes
+
+
+def test_screenshots_outside_the_run_folder_are_not_linked(tmp_path):
+    from harness.reports.trajectory import _image_html
+
+    for name in ("../../etc/passwd", "/etc/passwd", "images/../../x.png", "javascript:alert(1)"):
+        assert "<img" not in _image_html(name) and "href" not in _image_html(name)
+    assert 'src="images/00001.png"' in _image_html("images/00001.png")

@@ -29,7 +29,7 @@ def register(subparsers) -> None:
         "run_dir", help="a run directory (with trajectory.jsonl) or a suite directory"
     )
     parser.add_argument(
-        "run_b", nargs="?", help="a second suite directory to compare the first with"
+        "run_b", nargs="?", help="a second suite (or run) directory to compare the first with"
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument(

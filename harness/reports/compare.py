@@ -25,7 +25,7 @@ def load_suite_results(suite_dir: Path) -> list[dict]:
     if not suite_dir.is_dir():
         raise StateActError(f"{suite_dir} is not a directory.")
     if not path.is_file():
-        raise StateActError(f"{suite_dir} is not a suite directory (it has no results.jsonl).")
+        return [_single_run(suite_dir)]
     by_task: dict[str, dict] = {}
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
@@ -35,6 +35,23 @@ def load_suite_results(suite_dir: Path) -> list[dict]:
         if isinstance(record, dict) and "task_id" in record:
             by_task[str(record["task_id"])] = record
     return list(by_task.values())
+
+
+def _single_run(run_dir: Path) -> dict:
+    """A run directory compares as a suite of one task."""
+    path = run_dir / "result.json"
+    if not path.is_file():
+        raise StateActError(
+            f"{run_dir} is neither a suite directory (results.jsonl) nor a finished run "
+            "(result.json)."
+        )
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StateActError(f"{path} is not valid JSON: {exc}.") from None
+    if not isinstance(result, dict):
+        raise StateActError(f"{path} does not hold a result object.")
+    return {**result, "run_dir": "."}
 
 
 @dataclass
