@@ -36,7 +36,8 @@ def register(subparsers) -> None:
         help="run a suite of tasks (or list what would run with --dry-run)",
         description="Run every task file under PATH… (folders are searched recursively), each in its own "
         "sandbox, N at a time. Writes OUT/results.jsonl, OUT/summary.json, OUT/report.html and one run "
-        f"directory per task under OUT/runs/. `--model {ORACLE_SPEC}` plays each task's reference "
+        "directory per task under OUT/runs/ (and OSWorld's layout under OUT/results/). "
+        f"`--model {ORACLE_SPEC}` plays each task's reference "
         "solution instead of a model (to check a suite end to end).",
     )
     parser.add_argument(
