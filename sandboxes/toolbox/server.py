@@ -7,7 +7,8 @@ its traceback goes to stderr). On start the server prints {"ready": true, "pid":
 Requests run one at a time, in order; EOF on stdin stops all sessions and exits 0.
 
 Methods: ping, bash.run, bash.interrupt, bash.restart, python.run, python.restart, editor.run,
-image.view, file.read, file.write, file.stat, fs.changed, proc.run.
+image.view, file.read, file.write, file.stat, fs.changed, proc.run, and the drivers' methods
+`desktop.*` and `browser.*` (see driver_process.py), each taking `timeout` besides its own params.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
+from functools import partial
 
 from .bash_session import BashSession
+from .driver_process import FUNCTIONS as DRIVER_FUNCTIONS
+from .driver_process import DriverProcess
 from .editor import Editor
 from .errors import BadRequest, ToolError
 from .files import changed_files, read_file, stat_file, write_file
@@ -106,6 +110,10 @@ class Toolbox:
             "fs.changed": self.fs_changed,
             "proc.run": self.proc_run,
         }
+        self.drivers: dict[str, DriverProcess] = {}
+        for driver, functions in DRIVER_FUNCTIONS.items():
+            for function in functions:
+                self.methods[f"{driver}.{function}"] = partial(self.driver_call, driver, function)
 
     def default_cwd(self) -> str:
         session = self.bash_sessions.get(DEFAULT_SESSION)
@@ -131,6 +139,9 @@ class Toolbox:
         for session in self.python_sessions.values():
             session.close()
         self.python_sessions.clear()
+        for driver in self.drivers.values():
+            driver.close()
+        self.drivers.clear()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     # -- bash ----------------------------------------------------------------------------------
@@ -194,6 +205,14 @@ class Toolbox:
                 )
             session = self.python_sessions[name] = PythonSession()
         return session
+
+    # -- drivers -------------------------------------------------------------------------------
+    def driver_call(self, driver: str, function: str, params: dict) -> dict:
+        timeout = positive(params, "timeout", 60.0)
+        args = {name: value for name, value in params.items() if name != "timeout"}
+        if driver not in self.drivers:
+            self.drivers[driver] = DriverProcess(driver, self.workdir)
+        return self.drivers[driver].call(function, args, timeout)
 
     # -- files ---------------------------------------------------------------------------------
     def editor_run(self, params: dict) -> dict:
