@@ -2,13 +2,18 @@
 
 Baselines are the reference computer-use demo's ways: start the X server, window manager and app,
 then sleep a fixed 10 s before trusting the screen; and a fixed 2 s sleep after every action before
-the screenshot.
+the screenshot. The driver rows compare the toolbox's `desktop.*` methods with the way the driver
+was called before (its source in a Python cell on every call, the screenshot as base64 in JSON in
+stdout in JSON; `legacy_driver.py`), sampled alternately so both see the same load.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import statistics
+import time
+from collections.abc import Callable
 
 import openpyxl
 
@@ -16,12 +21,26 @@ from sandboxes import SandboxConfig, open_sandbox
 from subagents.desktop import Desktop
 
 from . import Row, median_time, row
+from .legacy_driver import LegacyDesktop
 
 RUNS = 3
 BOOK = "/home/user/bench.xlsx"
 SIZE = (1280, 720)
 FIXED_START_SLEEP_S = 10.0
 FIXED_ACTION_SLEEP_S = 2.0
+DRIVER_RUNS = 15
+
+
+def paired_medians(ours: Callable[[], object], theirs: Callable[[], object], runs: int):
+    """Medians of both, sampled alternately (after one warm-up each) so drifting load hits both."""
+    ours(), theirs()
+    samples: tuple[list[float], list[float]] = ([], [])
+    for _ in range(runs):
+        for action, kept in ((ours, samples[0]), (theirs, samples[1])):
+            started = time.perf_counter()
+            action()
+            kept.append(time.perf_counter() - started)
+    return statistics.median(samples[0]), statistics.median(samples[1])
 
 
 def _workbook() -> str:
@@ -98,4 +117,46 @@ def rows() -> list[Row]:
                 note="settled = unchanged for 0.25 s, capped at 2 s",
             )
         )
+        results += _driver_rows(desktop, LegacyDesktop(sandbox), moves)
     return results
+
+
+def _driver_rows(desktop: Desktop, legacy: LegacyDesktop, moves) -> list[Row]:
+    def clicks(target, settle_s: float) -> Callable[[], object]:
+        def action():
+            x = 200 + next(moves) % 400
+            target.act([["mousemove", "--sync", str(x), "300"], ["click", "1"]], SIZE, settle_s)
+
+        return action
+
+    before = "before: the driver source in a Python cell, screenshot as base64 in stdout in JSON"
+    settled = paired_medians(clicks(desktop, 2.0), clicks(legacy, 2.0), DRIVER_RUNS)
+    unsettled = paired_medians(clicks(desktop, 0.0), clicks(legacy, 0.0), DRIVER_RUNS)
+    shots = paired_medians(
+        lambda: desktop.screenshot(SIZE), lambda: legacy.screenshot(SIZE), DRIVER_RUNS
+    )
+    return [
+        row(
+            "GUI action round trip (click + settled screenshot), desktop.act toolbox method",
+            settled[0],
+            DRIVER_RUNS,
+            before,
+            settled[1],
+            note="includes the settle wait (unchanged for 0.25 s)",
+        ),
+        row(
+            "GUI action round trip (click + screenshot, no settle wait), desktop.act",
+            unsettled[0],
+            DRIVER_RUNS,
+            before,
+            unsettled[1],
+            note="the driver call's own cost",
+        ),
+        row(
+            "screenshot round trip (1280x720 PNG), desktop.screenshot",
+            shots[0],
+            DRIVER_RUNS,
+            before,
+            shots[1],
+        ),
+    ]
