@@ -90,7 +90,7 @@ class Toolbox:
         self.workdir = tempfile.mkdtemp(prefix="stateact-toolbox-")
         self.bash_sessions: dict[str, BashSession] = {}
         self.python: PythonSession | None = None
-        # Named interpreters beside the default one (e.g. the web specialist's browser driver).
+        # Named interpreters beside the default one (a second notebook for a script or a test).
         self.python_sessions: dict[str, PythonSession] = {}
         self.editor = Editor(cwd=self.default_cwd)
         self.methods: dict[str, Callable[[dict], dict]] = {
