@@ -19,6 +19,7 @@ import openpyxl
 
 from sandboxes import SandboxConfig, open_sandbox
 from subagents.desktop import Desktop
+from subagents.gui import CLICKS, ComputerTool
 
 from . import Row, median_time, row
 from .legacy_driver import LegacyDesktop
@@ -29,6 +30,7 @@ SIZE = (1280, 720)
 FIXED_START_SLEEP_S = 10.0
 FIXED_ACTION_SLEEP_S = 2.0
 DRIVER_RUNS = 15
+MODEL = "claude-sonnet-4-5"  # sees 1280x720 unscaled
 
 
 def paired_medians(ours: Callable[[], object], theirs: Callable[[], object], runs: int):
@@ -93,14 +95,14 @@ def rows() -> list[Row]:
 
         def action_settled():
             x = 200 + next(moves) % 400
-            desktop.act([["mousemove", "--sync", str(x), "300"], ["click", "1"]], SIZE)
+            desktop.act([["mousemove", "--sync", str(x), "300"], CLICKS["left_click"]], SIZE)
 
         def action_fixed_wait():
             x = 200 + next(moves) % 400
             desktop.act(
                 [
                     ["mousemove", "--sync", str(x), "300"],
-                    ["click", "1"],
+                    CLICKS["left_click"],
                     ["sleep", str(FIXED_ACTION_SLEEP_S)],
                 ],
                 SIZE,
@@ -122,35 +124,45 @@ def rows() -> list[Row]:
 
 
 def _driver_rows(desktop: Desktop, legacy: LegacyDesktop, moves) -> list[Row]:
-    def clicks(target, settle_s: float) -> Callable[[], object]:
+    tool = ComputerTool(desktop, MODEL)
+    assert tool.scale.declared == SIZE, "the bench screen must not be scaled for the model"
+
+    def left_click():
+        tool(action="left_click", coordinate=[200 + next(moves) % 400, 300])
+
+    def left_click_before():  # the commands main's computer tool sent for a left_click
+        x = 200 + next(moves) % 400
+        legacy.act([["mousemove", "--sync", str(x), "300"], ["click", "1"]], SIZE)
+
+    def move(target):
         def action():
             x = 200 + next(moves) % 400
-            target.act([["mousemove", "--sync", str(x), "300"], ["click", "1"]], SIZE, settle_s)
+            target.act([["mousemove", "--sync", str(x), "300"]], SIZE, 0.0)
 
         return action
 
-    before = "before: the driver source in a Python cell, screenshot as base64 in stdout in JSON"
-    settled = paired_medians(clicks(desktop, 2.0), clicks(legacy, 2.0), DRIVER_RUNS)
-    unsettled = paired_medians(clicks(desktop, 0.0), clicks(legacy, 0.0), DRIVER_RUNS)
+    before = "before: driver source in a Python cell, PNG as base64 in stdout in JSON"
+    clicks = paired_medians(left_click, left_click_before, DRIVER_RUNS)
+    moves_only = paired_medians(move(desktop), move(legacy), DRIVER_RUNS)
     shots = paired_medians(
         lambda: desktop.screenshot(SIZE), lambda: legacy.screenshot(SIZE), DRIVER_RUNS
     )
     return [
         row(
-            "GUI action round trip (click + settled screenshot), desktop.act toolbox method",
-            settled[0],
+            "GUI action round trip: computer tool left_click + settled screenshot",
+            clicks[0],
             DRIVER_RUNS,
-            before,
-            settled[1],
-            note="includes the settle wait (unchanged for 0.25 s)",
+            before + "; click with xdotool's 100 ms after-click sleep",
+            clicks[1],
+            note="desktop.act toolbox method; settled = unchanged for 0.25 s",
         ),
         row(
-            "GUI action round trip (click + screenshot, no settle wait), desktop.act",
-            unsettled[0],
+            "GUI action round trip without settle wait (mouse move + screenshot)",
+            moves_only[0],
             DRIVER_RUNS,
             before,
-            unsettled[1],
-            note="the driver call's own cost",
+            moves_only[1],
+            note="the same xdotool work on both sides: the driver call's own cost",
         ),
         row(
             "screenshot round trip (1280x720 PNG), desktop.screenshot",

@@ -29,7 +29,7 @@ FUNCTIONS = {
     "desktop": ("start", "screenshot", "act", "zoom", "cursor", "launch", "windows"),
     "browser": ("navigate", "read_dom", "run_js", "click", "fill", "select"),
 }
-"""The methods each driver offers; the toolbox exposes them as `desktop.act`, `browser.click`, ..."""
+"""The functions each driver offers; the toolbox's methods are `desktop.act`, `browser.click`..."""
 INTERRUPT_GRACE_S = 2.0
 LOG_TAIL_CHARS = 600
 

@@ -23,9 +23,8 @@ ENV_SHAPES = {
     "DBUS_SESSION_BUS_ADDRESS": re.compile(r"unix:[A-Za-z0-9=/,._-]{1,200}"),
 }
 UTF8 = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}  # xdotool types non-ASCII only in a UTF-8 locale
-LAUNCH_QUIET_S = (
-    2.0  # the screen must stay unchanged this long before a launched app counts as ready
-)
+# The screen must stay unchanged this long before a launched app counts as ready.
+LAUNCH_QUIET_S = 2.0
 LAUNCH_SETTLE_CAP_S = 10.0
 PAINTED_COLOURS = 300  # a blank window with its title bar shows ~150 colours, a painted Calc ~900
 MAX_SIDE = 8192
@@ -38,6 +37,7 @@ class Refusal(Exception):
 
 
 def describe(exc):
+    """An unexpected failure as one line for the model."""
     return f"{type(exc).__name__}: {exc}"
 
 

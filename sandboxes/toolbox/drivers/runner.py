@@ -1,4 +1,4 @@
-"""The program of a driver process (run as `python3 -I -u -c <this source> DRIVER_FILE REQ RES DIR`).
+"""The program of a driver process: `python3 -I -u -c <this source> DRIVER_FILE REQ RES DIR`.
 
 It loads one driver module (`desktop.py`, `browser.py`) from the toolbox's own root-owned folder,
 then serves its `FUNCTIONS` one call at a time: a JSON request line `{"function", "args"}` arrives
