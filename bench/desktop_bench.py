@@ -130,9 +130,9 @@ def _driver_rows(desktop: Desktop, legacy: LegacyDesktop, moves) -> list[Row]:
     def left_click():
         tool(action="left_click", coordinate=[200 + next(moves) % 400, 300])
 
-    def left_click_before():  # the commands main's computer tool sent for a left_click
+    def left_click_before():  # the commands the computer tool sends for a left_click
         x = 200 + next(moves) % 400
-        legacy.act([["mousemove", "--sync", str(x), "300"], ["click", "1"]], SIZE)
+        legacy.act([["mousemove", "--sync", str(x), "300"], CLICKS["left_click"]], SIZE)
 
     def move(target):
         def action():
@@ -152,9 +152,9 @@ def _driver_rows(desktop: Desktop, legacy: LegacyDesktop, moves) -> list[Row]:
             "GUI action round trip: computer tool left_click + settled screenshot",
             clicks[0],
             DRIVER_RUNS,
-            before + "; click with xdotool's 100 ms after-click sleep",
+            before,
             clicks[1],
-            note="desktop.act toolbox method; settled = unchanged for 0.25 s",
+            note="desktop.act; the settle wait (0.25 s unchanged) dominates both",
         ),
         row(
             "GUI action round trip without settle wait (mouse move + screenshot)",

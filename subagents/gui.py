@@ -35,12 +35,10 @@ ACTIONS = (
     "zoom",
     "cursor_position",
 )
-# xdotool (3.20160805, Debian's) sleeps `--delay` (100 ms unless given) after every click, even a
-# single one; the settle wait that follows each action watches the screen instead.
 CLICKS = {
-    "left_click": ["click", "--delay", "0", "1"],
-    "right_click": ["click", "--delay", "0", "3"],
-    "middle_click": ["click", "--delay", "0", "2"],
+    "left_click": ["click", "1"],
+    "right_click": ["click", "3"],
+    "middle_click": ["click", "2"],
     "double_click": ["click", "--repeat", "2", "--delay", "10", "1"],
     "triple_click": ["click", "--repeat", "3", "--delay", "10", "1"],
 }
