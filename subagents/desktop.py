@@ -22,6 +22,8 @@ class Desktop:
         self.requested_size = (int(size[0]), int(size[1]))
         self.size: tuple[int, int] | None = None
         self.start_seconds: float | None = None
+        self.screen_watch: str | None = None
+        """How the driver sees the screen change: "damage" (X DAMAGE events) or "polling"."""
 
     def _call(self, function: str, timeout: float = DEFAULT_TIMEOUT_S, **args) -> dict:
         return self.sandbox.call(f"desktop.{function}", timeout=float(timeout), **args)
@@ -33,6 +35,7 @@ class Desktop:
             started = self._call("start", timeout=90, width=width, height=height)
             self.size = (started["width"], started["height"])
             self.start_seconds = started["seconds"]
+            self.screen_watch = started.get("screen_watch")
         return self.size
 
     def screenshot(self, out_size: tuple[int, int], settle_s: float = 0.0) -> bytes:

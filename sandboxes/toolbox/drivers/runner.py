@@ -62,6 +62,8 @@ def main():
     sys.argv = [driver_file]
     signal.signal(signal.SIGINT, _interrupt_only_while_running)
     os.chdir("/")
+    # The driver's own folder (root-owned, beside the toolbox) holds the helpers it imports.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(driver_file)))
     module = _load(driver_file)
     module.WORKDIR = workdir
     for line in requests:
