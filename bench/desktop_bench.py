@@ -4,7 +4,8 @@ Baselines are the reference computer-use demo's ways: start the X server, window
 then sleep a fixed 10 s before trusting the screen; and a fixed 2 s sleep after every action before
 the screenshot. The driver rows compare the toolbox's `desktop.*` methods with the way the driver
 was called before (its source in a Python cell on every call, the screenshot as base64 in JSON in
-stdout in JSON; `legacy_driver.py`), sampled alternately so both see the same load.
+stdout in JSON, and a full-screen grab at every poll of the settle wait; `legacy_driver.py`),
+sampled alternately so both see the same load.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ BOOK = "/home/user/bench.xlsx"
 SIZE = (1280, 720)
 FIXED_START_SLEEP_S = 10.0
 FIXED_ACTION_SLEEP_S = 2.0
-DRIVER_RUNS = 15
+DRIVER_RUNS = 20
+CHANNEL_RUNS = 50  # the cheap rows: more samples, since a few ms differ under a shared machine's noise
 MODEL = "claude-sonnet-4-5"  # sees 1280x720 unscaled
 
 
@@ -143,9 +145,9 @@ def _driver_rows(desktop: Desktop, legacy: LegacyDesktop, moves) -> list[Row]:
 
     before = "before: driver source in a Python cell, PNG as base64 in stdout in JSON"
     clicks = paired_medians(left_click, left_click_before, DRIVER_RUNS)
-    moves_only = paired_medians(move(desktop), move(legacy), DRIVER_RUNS)
+    moves_only = paired_medians(move(desktop), move(legacy), CHANNEL_RUNS)
     shots = paired_medians(
-        lambda: desktop.screenshot(SIZE), lambda: legacy.screenshot(SIZE), DRIVER_RUNS
+        lambda: desktop.screenshot(SIZE), lambda: legacy.screenshot(SIZE), CHANNEL_RUNS
     )
     return [
         row(
@@ -159,7 +161,7 @@ def _driver_rows(desktop: Desktop, legacy: LegacyDesktop, moves) -> list[Row]:
         row(
             "GUI action round trip without settle wait (mouse move + screenshot)",
             moves_only[0],
-            DRIVER_RUNS,
+            CHANNEL_RUNS,
             before,
             moves_only[1],
             note="the same xdotool work on both sides: the driver call's own cost",
@@ -167,7 +169,7 @@ def _driver_rows(desktop: Desktop, legacy: LegacyDesktop, moves) -> list[Row]:
         row(
             "screenshot round trip (1280x720 PNG), desktop.screenshot",
             shots[0],
-            DRIVER_RUNS,
+            CHANNEL_RUNS,
             before,
             shots[1],
         ),

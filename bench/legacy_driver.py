@@ -3,7 +3,8 @@ methods (kept here so `make bench` can show the round trip before and after).
 
 Every call sent the whole driver source inside a Python cell of a named interpreter session; the
 driver printed its result after a marker, a screenshot as base64 inside that JSON line, inside the
-cell's stdout, inside the toolbox's JSON answer.
+cell's stdout, inside the toolbox's JSON answer. Run this way the driver cannot import its helper
+module, so its settle wait grabs the screen at every poll, as it did before the DAMAGE watch.
 """
 
 from __future__ import annotations

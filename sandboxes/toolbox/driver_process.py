@@ -99,7 +99,10 @@ class DriverProcess:
             self._died(function)
         reply = self._read_reply(time.monotonic() + timeout, function)
         if reply is None:
-            os.kill(self.process.pid, signal.SIGINT)
+            try:
+                os.kill(self.process.pid, signal.SIGINT)
+            except OSError:
+                self._died(function)
             reply = self._read_reply(time.monotonic() + INTERRUPT_GRACE_S, function)
             if reply is None:
                 self.close()
