@@ -31,7 +31,9 @@ SIZE = (1280, 720)
 FIXED_START_SLEEP_S = 10.0
 FIXED_ACTION_SLEEP_S = 2.0
 DRIVER_RUNS = 20
-CHANNEL_RUNS = 50  # the cheap rows: more samples, since a few ms differ under a shared machine's noise
+CHANNEL_RUNS = (
+    50  # the cheap rows: more samples, since a few ms differ under a shared machine's noise
+)
 MODEL = "claude-sonnet-4-5"  # sees 1280x720 unscaled
 
 
