@@ -38,11 +38,13 @@ MODEL = "claude-sonnet-4-5"  # sees 1280x720 unscaled
 
 
 def paired_medians(ours: Callable[[], object], theirs: Callable[[], object], runs: int):
-    """Medians of both, sampled alternately (after one warm-up each) so drifting load hits both."""
+    """Medians of both, sampled alternately and in alternating order (after one warm-up each) so
+    drifting load and whatever one leaves behind for the next hit both alike."""
     ours(), theirs()
     samples: tuple[list[float], list[float]] = ([], [])
-    for _ in range(runs):
-        for action, kept in ((ours, samples[0]), (theirs, samples[1])):
+    pairs = [(ours, samples[0]), (theirs, samples[1])]
+    for run in range(runs):
+        for action, kept in pairs if run % 2 == 0 else pairs[::-1]:
             started = time.perf_counter()
             action()
             kept.append(time.perf_counter() - started)
