@@ -1,4 +1,4 @@
-"""The browser driver: runs INSIDE the sandbox, in its own persistent Python session.
+"""The browser driver: runs INSIDE the sandbox, in its own process (see ../driver_process.py).
 
 Debian's Chromium driven by Playwright's sync API, launched on first use and kept for the session.
 `read_dom` tags the visible interactive elements with `data-sa-id="eN"` (kept across reads of the same
@@ -8,7 +8,6 @@ page, so handles stay stable) and turns the visible page into markdown with mark
 import json
 import re
 
-MARKER = "@@STATEACT-RESULT@@ "
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -31,19 +30,12 @@ class Refusal(Exception):
     """Bad input the model can fix; reported as a plain sentence."""
 
 
-def _sa_call(name, args_json):
-    try:
-        reply = {"ok": True, "result": FUNCTIONS[name](**json.loads(args_json))}
-    except Refusal as exc:
-        reply = {"ok": False, "error": str(exc)}
-    except Exception as exc:  # noqa: BLE001 - Playwright errors go back as their first line
-        reply = {"ok": False, "error": _first_line(exc)}
-    print(MARKER + json.dumps(reply))
-
-
 def _first_line(exc):
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+describe = _first_line  # Playwright errors go back as their first line
 
 
 def _page():
