@@ -121,9 +121,7 @@ def test_ignore_new_lines(tmp_path, gold):
     joined = write_docx(
         tmp_path / "r.docx", ["Quarterly report Sales rose by ten percent.", "Costs stayed flat."]
     )
-    assert (
-        score("compare_docx_files_and_ignore_new_lines", joined, gold) == 1.0
-    )
+    assert score("compare_docx_files_and_ignore_new_lines", joined, gold) == 1.0
     assert (
         score(
             "compare_docx_files_and_ignore_new_lines", gold, write_docx(tmp_path / "x.docx", ["x"])
