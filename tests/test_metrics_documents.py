@@ -412,7 +412,7 @@ def test_libreoffice_settings(tmp_path):
         tmp_path / "registrymodifications.xcu",
         ("/org.openoffice.Office.Writer/DefaultFont", "Standard", "Times New Roman"),
         ("/org.openoffice.Office.Impress/Misc/Start", "EnablePresenterScreen", "false"),
-        ("/org.openoffice.Office.Recovery/AutoSave", "TimeIntervall", "3"),
+        ("/org.openoffice.Office.Common/Save/Document", "AutoSaveTimeIntervall", "3"),
     )
     empty = write_xcu(tmp_path / "empty.xcu")
     assert score("find_default_font", xcu, {"font_name": "Times New Roman"}) == 1.0

@@ -181,16 +181,26 @@ def find_default_font(file: str, rules: dict) -> float:
 
 @file_metric("check_presenter_console_disable")
 def check_presenter_console_disable(file: str) -> float:
-    """Impress's presenter console is switched off."""
-    value = xcu_value(file, "/org.openoffice.Office.Impress/Misc/Start", "EnablePresenterScreen")
-    return float(value == "false")
+    """Impress's presenter console is switched off (the first such setting reads false, any case)."""
+    for item in load_xml(file).getroot().iter("item"):
+        if item.get(f"{{{OOR}}}path") != "/org.openoffice.Office.Impress/Misc/Start":
+            continue
+        for prop in item.findall("prop"):
+            if prop.get(f"{{{OOR}}}name") == "EnablePresenterScreen":
+                value = prop.find("value")
+                return float(value is not None and (value.text or "").lower() == "false")
+    return 0.0
 
 
 @file_metric("check_auto_saving_time")
 def check_auto_saving_time(file: str, rules: dict) -> float:
-    """AutoRecovery saves every `rules['minutes']` minutes (and is not switched off)."""
-    interval = xcu_value(file, "/org.openoffice.Office.Recovery/AutoSave", "TimeIntervall")
-    enabled = xcu_value(file, "/org.openoffice.Office.Recovery/AutoSave", "Enabled")
-    return float(
-        interval is not None and interval.strip() == str(rules["minutes"]) and enabled != "false"
-    )
+    """The document autosave interval (Common/Save/Document AutoSaveTimeIntervall) is `minutes`."""
+    found = None
+    for item in load_xml(file).getroot().iter("item"):
+        if item.get(f"{{{OOR}}}path") != "/org.openoffice.Office.Common/Save/Document":
+            continue
+        for prop in item.iter("prop"):
+            if prop.get(f"{{{OOR}}}name") == "AutoSaveTimeIntervall":
+                found = prop.find(".//value").text
+                break
+    return float(found is not None and int(found) == rules["minutes"])
