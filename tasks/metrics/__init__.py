@@ -4,6 +4,7 @@ from tasks.metrics import (  # noqa: F401
     app_configs,
     documents,
     general,
+    image_text,
     images,
     media,
     misc_files,

@@ -118,3 +118,37 @@ def compare_conference_city_in_order(result: str, rules: dict, **_: Any) -> floa
     except IndexError:
         return 0.0
     return 1.0
+
+
+def same_html_node(node1, node2, ignore_sdnum: bool) -> bool:
+    """OSWorld's element test: strings equal; tags with the same name, stripped text and attributes
+    (with `ignore_sdnum`, a tag whose attributes differ passes when they agree without `sdnum`)."""
+    from bs4 import Tag
+
+    if not (isinstance(node1, Tag) and isinstance(node2, Tag)):
+        return node1 == node2
+    if node1.name != node2.name or node1.text.strip() != node2.text.strip():
+        return False
+    if node1.attrs != node2.attrs:
+        if not ignore_sdnum:
+            return False
+        return {k: v for k, v in node1.attrs.items() if k != "sdnum"} == {
+            k: v for k, v in node2.attrs.items() if k != "sdnum"
+        }
+    return True
+
+
+@metric("compare_htmls")
+def compare_htmls(result: str, expected: str, ignore_sdnum: bool | None = None, **_: Any) -> float:
+    """The two HTML documents' nodes, walked in document order, pair up as equal (see
+    `same_html_node`); extra nodes in the longer document are not looked at."""
+    from bs4 import BeautifulSoup
+
+    soups = []
+    for path in (result, expected):
+        with open(path, encoding="utf-8") as html:
+            soups.append(BeautifulSoup(html, "lxml"))
+    walks = (soup.descendants for soup in soups)
+    return float(
+        all(same_html_node(a, b, bool(ignore_sdnum)) for a, b in zip(*walks, strict=False))
+    )
