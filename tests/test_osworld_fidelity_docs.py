@@ -10,10 +10,12 @@ of names as a list of paths); any other value is passed as is. A metric that rai
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from tasks.evaluate import run_metric_value
 
 CASES_DIR = Path(__file__).parent / "osworld_cases"
@@ -62,3 +64,54 @@ def test_the_case_sets_are_there():
 )
 def test_stateact_agrees_with_osworld(family, case):
     assert score_case(family, case) == pytest.approx(case["score"], abs=1e-6)
+
+
+def is_case_file(value, folder: Path) -> bool:
+    return isinstance(value, str) and (folder / value).is_file()
+
+
+def as_task(family: str, case: dict, root: Path) -> dict | None:
+    """The case as a task file whose result (and expected file) are read from the machine under
+    `root`; None for cases a task file cannot express (inline results, lists of files)."""
+    folder = CASES_DIR / family / case["id"]
+    if not is_case_file(case["result"], folder):
+        return None
+    evaluator = {"func": case["metric"], "options": case["options"]}
+
+    def place(name: str, side: str) -> dict:
+        target = root / "home/user" / side / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(folder / name, target)
+        return {"type": "vm_file", "path": f"/home/user/{side}/{name}", "dest": name}
+
+    evaluator["result"] = place(case["result"], "result")
+    expected = case["expected"]
+    if is_case_file(expected, folder):
+        evaluator["expected"] = place(expected, "expected")
+    elif isinstance(expected, list) and any(is_case_file(v, folder) for v in expected):
+        return None
+    elif expected is not None:
+        evaluator["expected"] = {"type": "rule", "rules": expected}
+    return {
+        "id": f"{family}-{case['id']}",
+        "instruction": "-",
+        "config": [],
+        "evaluator": evaluator,
+    }
+
+
+def test_stateact_check_reproduces_the_verdicts(tmp_path, capsys):
+    """`stateact check` on a task file per case (file results) prints OSWorld's score."""
+    checked = 0
+    for family, case in CASES:
+        root = tmp_path / f"{family}-{case['id']}"
+        task = as_task(family, case, root)
+        if task is None:
+            continue
+        task_file = root / "task.json"
+        task_file.write_text(json.dumps(task))
+        assert main(["check", str(task_file), "--root", str(root)]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert printed["score"] == pytest.approx(case["score"], abs=1e-6), case["id"]
+        checked += 1
+    assert checked >= 300
