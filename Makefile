@@ -13,7 +13,7 @@ setup: engine host-tools install images
 engine:
 	bash .ci/install-engine.sh
 
-# Debian tools the checkers run on the host (Tesseract for OCR).
+# Debian tools the checkers run on the host (Tesseract for OCR, ffmpeg for videos).
 host-tools:
 	bash .ci/install-host-tools.sh
 

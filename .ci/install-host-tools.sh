@@ -1,9 +1,9 @@
 #!/bin/bash
 # Install the Debian tools StateAct's checkers run on the host (as root): Tesseract for the OCR metric
-# compare_image_text. Idempotent: installs only what is missing.
+# compare_image_text and ffmpeg for compare_videos. Idempotent: installs only what is missing.
 set -euo pipefail
 
-PACKAGES=(tesseract-ocr tesseract-ocr-eng)
+PACKAGES=(tesseract-ocr tesseract-ocr-eng ffmpeg)
 
 fail() { echo "install-host-tools: $*" >&2; exit 1; }
 

@@ -11,6 +11,7 @@ from tasks.metrics import (  # noqa: F401
     pdfs,
     slides,
     table,
+    video,
 )
 from tasks.metrics.registry import METRICS, get_metric, metric
 
