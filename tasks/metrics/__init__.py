@@ -2,6 +2,7 @@
 
 from tasks.metrics import (  # noqa: F401
     app_configs,
+    audio,
     documents,
     general,
     image_text,
