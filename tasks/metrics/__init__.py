@@ -2,6 +2,7 @@
 
 from tasks.metrics import (  # noqa: F401
     app_configs,
+    archives,
     audio,
     documents,
     general,

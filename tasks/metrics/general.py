@@ -154,7 +154,8 @@ def check_list(result: str | None, rules: dict, **_: Any) -> float:
 
 
 def record_matches(row: dict, wanted: dict) -> bool:
-    return all(str(row.get(key)) == str(value) for key, value in wanted.items())
+    """Every wanted key is in the row with an equal value (CSV values are strings: 30 is not "30")."""
+    return all(key in row and row[key] == value for key, value in wanted.items())
 
 
 @metric("check_csv")
@@ -339,7 +340,7 @@ def is_utc_0(result: Any, *_: Any, **__: Any) -> float:
 
 @metric("run_sqlite3")
 def run_sqlite3(result: str | None, rules: dict, **_: Any) -> float:
-    """The rule's SQL query, run on the database file, returns a true first value."""
+    """The first value the rule's SQL query returns on the database file, as the score."""
     if result is None or not Path(result).is_file():
         return 0.0
     conn = sqlite3.connect(f"file:{result}?mode=ro", uri=True)
@@ -347,7 +348,8 @@ def run_sqlite3(result: str | None, rules: dict, **_: Any) -> float:
         row = conn.execute(rule_value(rules, "sql")).fetchone()
     finally:
         conn.close()
-    return float(bool(row and row[0]))
+    # OSWorld returns the first value itself (NULL as 0); a value above 1 is out of range.
+    return float(row[0] or 0) if row else 0.0
 
 
 @metric("infeasible")
