@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,10 +70,17 @@ def frames(path: str, limit: int) -> Iterator[Image.Image]:
         return
     command = [ffmpeg, "-v", "error", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough"]
     command += ["-frames:v", str(limit), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
-    done = subprocess.run(command, capture_output=True, timeout=FFMPEG_TIMEOUT_S)
     size = width * height * 3
-    for start in range(0, len(done.stdout) - size + 1, size):
-        yield Image.frombytes("RGB", (width, height), done.stdout[start : start + size])
+    # Frames are read one at a time, so a long or large video never sits in memory whole.
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as decoder:
+        watchdog = threading.Timer(FFMPEG_TIMEOUT_S, decoder.kill)  # a stuck decoder ends the video
+        watchdog.start()
+        try:
+            while len(frame := decoder.stdout.read(size)) == size:
+                yield Image.frombytes("RGB", (width, height), frame)
+        finally:
+            watchdog.cancel()
+            decoder.kill()
 
 
 @file_metric("compare_videos", files=2)
