@@ -11,6 +11,7 @@ from tasks.metrics import (  # noqa: F401
     media,
     misc_files,
     pdfs,
+    python_tests,
     slides,
     table,
     video,
