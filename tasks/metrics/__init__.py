@@ -6,6 +6,7 @@ from tasks.metrics import (  # noqa: F401
     audio,
     documents,
     general,
+    image_similarity,
     image_text,
     images,
     media,
