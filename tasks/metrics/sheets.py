@@ -92,14 +92,14 @@ class Books:
         try:
             return pd.read_excel(book.frames, name)
         except Exception:  # noqa: BLE001 -- OSWorld's loader turns any failure into "no sheet"
-            raise MissingSheet(ref) from None
+            raise MissingSheet(f"sheet reference {ref!r} names no sheet pandas can read") from None
 
     def sheet(self, ref: Any):
         book, name = self.resolve(ref)
         if book is None:
             raise StateActError(f"sheet reference {ref!r} needs an expected workbook")
         if name not in book.book.sheetnames:
-            raise MissingSheet(ref)
+            raise MissingSheet(f"sheet reference {ref!r} names no sheet of {book.book.sheetnames}")
         return book.book[name]
 
     def sheet_or_none(self, ref: Any):

@@ -3,8 +3,8 @@
 `compare_table` opens the result workbook (and the expected one when given) and applies its `rules`
 in order; the first failing rule makes the score 0.0, all passing 1.0. The rules read the files as
 OSWorld's do (see tasks/metrics/sheets.py): `sheet_data` compares pandas frames, `check_cell` reads
-a cell's stored XML value, `style` applies conditional formats. A result that is missing or cannot
-be opened scores 0.0; other failures raise, and the evaluator records them as that metric's error
+a cell's stored XML value, `style` applies conditional formats. Failures (a result that is missing
+or cannot be opened, a broken rule) raise, and the evaluator records them as that metric's error
 with the value 0.0, the score OSWorld's run gets when its function raises.
 """
 
@@ -64,7 +64,7 @@ def printed_lines(books: Books, ref: Any) -> list[str]:
     try:
         lines = read_text_lines(export)
     except OSError:
-        raise MissingSheet(ref) from None
+        raise MissingSheet(f"the CSV export {os.path.basename(export)} does not exist") from None
     stripped = [line.strip() for line in lines]
     while stripped and not stripped[-1]:
         stripped.pop()
@@ -227,12 +227,15 @@ RULES: dict[str, Callable[[Books, dict], bool]] = {
 @metric("compare_table")
 def compare_table(result: str | None, expected: str | None = None, **options: Any) -> float:
     """1.0 when every rule in `options["rules"]` passes, else 0.0."""
+    # OSWorld returns 0.0 for these; raising gives the same score plus the reason in the record.
     if result is None or not os.path.exists(result):
-        return 0.0
+        raise StateActError("the result spreadsheet does not exist")
     try:
         result_books = Workbooks.open(result)
-    except Exception:  # noqa: BLE001 -- OSWorld scores an unreadable result 0
-        return 0.0
+    except Exception as exc:  # noqa: BLE001 -- any unreadable result scores 0, as in OSWorld
+        raise StateActError(
+            f"the result spreadsheet {os.path.basename(result)} cannot be read ({exc})"
+        ) from None
     expected_books = Workbooks.open(expected) if expected is not None else None
     books = Books(result_books, expected_books)
     for rule in options["rules"]:
@@ -241,8 +244,9 @@ def compare_table(result: str | None, expected: str | None = None, **options: An
             raise StateActError(f"compare_table rule type {rule['type']!r} is not supported")
         try:
             passed = check(books, rule)
-        except MissingSheet:
-            return 0.0
+        except MissingSheet as exc:
+            # OSWorld returns 0.0 here; the same score, with the reason kept.
+            raise StateActError(str(exc)) from None
         if not passed:
             return 0.0
     return 1.0
