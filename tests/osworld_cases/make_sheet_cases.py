@@ -7,7 +7,12 @@ OSWorld's own function is run on them again (docs/osworld-fidelity.md says how).
 
 from __future__ import annotations
 
-from tests.osworld_cases import sheet_gen_cells, sheet_gen_data, sheet_gen_objects
+from tests.osworld_cases import (
+    sheet_gen_cells,
+    sheet_gen_data,
+    sheet_gen_objects,
+    sheet_gen_pivots,
+)
 from tests.osworld_cases.sheet_gen_common import CaseSet
 
 
@@ -27,6 +32,9 @@ def main() -> None:
         sheet_gen_objects.dims_cases,
         sheet_gen_objects.filter_cases,
         sheet_gen_objects.chart_cases,
+        sheet_gen_pivots.pivot_cases,
+        sheet_gen_pivots.shared_string_cases,
+        sheet_gen_pivots.anchor_cases,
     ):
         build(table)
     table.write()
