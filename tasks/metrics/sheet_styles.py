@@ -17,6 +17,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.cell_range import CellRange
 from openpyxl.worksheet.worksheet import Worksheet
 
+from harness.core import StateActError
 from tasks.metrics.sheets import read_cell_value, style_value
 
 ABSOLUTE_RANGE = re.compile(r"\$([A-Z]{1,3})\$(\d+)(?::\$([A-Z]{1,3})\$(\d+))?")
@@ -120,12 +121,13 @@ def load_styles(sheet: Worksheet, path: str, sheet_name: str, props: list[str]) 
                 continue
             if condition is not None:
                 is_active = condition
-            for cell in active_cells(sheet, formatting, is_active, path, sheet_name):
+            for cell in active_cells(sheet, formatting, rule, is_active, path, sheet_name):
                 styles[cell.coordinate] = [style_value(p, cell, rule.dxf) for p in props]
     return styles
 
 
-def active_cells(sheet, formatting, is_active: Callable, path: str, sheet_name: str) -> list:
+def active_cells(sheet, formatting, rule, is_active: Callable, path: str, sheet_name: str) -> list:
+    """The cells of `formatting`'s ranges that `is_active` accepts."""
     active = []
     empty_run = 0
     for cell_range in formatting.cells:
@@ -142,5 +144,11 @@ def active_cells(sheet, formatting, is_active: Callable, path: str, sheet_name: 
             except Exception:  # noqa: BLE001 -- OSWorld counts a failing test as inactive
                 hit = False
             if hit:
+                if not rule.formula:
+                    # OSWorld logs the rule's first formula for each active cell; a rule without
+                    # one (top10 reusing an earlier rule's test) fails there.
+                    raise StateActError(
+                        f"conditional format {rule.type!r} has no formula to report (as OSWorld)"
+                    )
                 active.append(cell)
     return active

@@ -130,6 +130,15 @@ def style_cases(cases: CaseSet) -> None:
     both(cases, "style-cf-lt", fc, cf(lt), font_red("B2", "B5"))
     btw = CellIsRule(operator="between", formula=["20", "6"], font=Font(color=RED))
     both(cases, "style-cf-between-reversed", fc, cf(btw), font_red("B4", "B5"))
+    both(cases, "style-cf-between-reversed-ok", fc, cf(btw), font_red("B3", "B5"))
+    blue = DifferentialStyle(font=Font(color="FF0000FF"))
+    top_blue = Rule(type="top10", rank=1, dxf=blue)
+
+    def font_blue(wb) -> None:
+        for c in ("B3", "B4"):
+            wb.active[c].font = Font(color="FF0000FF")
+
+    both(cases, "style-cf-top10-after-cellis", fc, chain(cf(gt10), cf(top_blue)), font_blue)
     nbtw = CellIsRule(operator="notBetween", formula=["6", "20"], font=Font(color=RED))
     both(cases, "style-cf-not-between", fc, cf(nbtw), font_red("B2", "B4"))
     eq = CellIsRule(operator="equal", formula=["15"], font=Font(color=RED))
