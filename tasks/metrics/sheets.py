@@ -10,6 +10,7 @@ the oddities kept on purpose (raw-XML cell values, sheets found by sheetId, swal
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 import re
 import zipfile
@@ -144,20 +145,35 @@ def shared_strings(archive: zipfile.ZipFile) -> list[str]:
         return []
 
 
-def read_cell_value(path: str, sheet_name: str, coordinate: str) -> Any:
-    """A cell's stored value from the sheet XML: numbers as float, booleans and dates as None."""
-    if not Path(path).exists():
-        return None
+@functools.lru_cache(maxsize=16)
+def parsed_sheet(path: str, sheet_name: str, stamp: tuple) -> tuple[list[str], dict] | None:
+    """(shared strings, {coordinate: first <c> element}) of one sheet; None when unreadable.
+
+    Cached per file version (`stamp`): rules read many cells of the same sheet.
+    """
     try:
         with zipfile.ZipFile(path) as archive:
             strings = shared_strings(archive)
             sheet = lxml.etree.fromstring(archive.read(sheet_xml_name(archive, sheet_name)))
     except Exception:  # noqa: BLE001 -- OSWorld: unreadable file or sheet reads as None
         return None
-    cells = [c for c in sheet.iterfind("oo:sheetData/oo:row/oo:c", NS) if c.get("r") == coordinate]
-    if not cells:
+    cells: dict[str, Any] = {}
+    for cell in sheet.iterfind("oo:sheetData/oo:row/oo:c", NS):
+        cells.setdefault(cell.get("r"), cell)
+    return strings, cells
+
+
+def read_cell_value(path: str, sheet_name: str, coordinate: str) -> Any:
+    """A cell's stored value from the sheet XML: numbers as float, booleans and dates as None."""
+    if not Path(path).exists():
         return None
-    return stored_value(cells[0], strings)
+    info = Path(path).stat()
+    parsed = parsed_sheet(str(path), sheet_name, (info.st_mtime_ns, info.st_size))
+    if parsed is None:
+        return None
+    strings, cells = parsed
+    cell = cells.get(coordinate)
+    return None if cell is None else stored_value(cell, strings)
 
 
 def leaf_value(element: Any) -> Any:
