@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from tests.osworld_cases import (
     sheet_gen_cells,
+    sheet_gen_charts,
     sheet_gen_data,
     sheet_gen_objects,
     sheet_gen_pivots,
@@ -31,10 +32,10 @@ def main() -> None:
         sheet_gen_objects.dv_cases,
         sheet_gen_objects.dims_cases,
         sheet_gen_objects.filter_cases,
-        sheet_gen_objects.chart_cases,
+        sheet_gen_charts.chart_cases,
         sheet_gen_pivots.pivot_cases,
         sheet_gen_pivots.shared_string_cases,
-        sheet_gen_pivots.anchor_cases,
+        sheet_gen_charts.anchor_cases,
     ):
         build(table)
     table.write()

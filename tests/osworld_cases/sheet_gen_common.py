@@ -59,6 +59,8 @@ class CaseSet:
             before = old.get(case["id"])
             if before and all(before[k] == case[k] for k in ("metric", "expected", "options")):
                 case["score"] = before["score"]
+                if "osworld_raises" in before:
+                    case["osworld_raises"] = before["osworld_raises"]
         index.write_text(json.dumps(self.cases, indent=1) + "\n")
 
     def reset(self) -> None:

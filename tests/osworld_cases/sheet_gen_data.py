@@ -33,7 +33,11 @@ def pair(
     if expected is not None:
         book(folder / "expected.xlsx", expected, etweak)
     cases.add(
-        cid, "compare_table", "result.xlsx", "expected.xlsx" if expected else None, {"rules": rules}
+        cid,
+        "compare_table",
+        "result.xlsx",
+        "expected.xlsx" if expected is not None else None,
+        {"rules": rules},
     )
 
 

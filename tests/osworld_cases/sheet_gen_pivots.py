@@ -1,5 +1,4 @@
-"""Cases for the pivot_table rule, shared-string workbooks (as LibreOffice writes them) and charts
-with two-cell anchors."""
+"""Cases for the pivot_table rule and shared-string workbooks (as LibreOffice writes them)."""
 
 from __future__ import annotations
 
@@ -7,8 +6,6 @@ import re
 import zipfile
 from typing import Any
 
-from openpyxl.chart import BarChart, Reference
-from openpyxl.drawing.spreadsheet_drawing import AnchorMarker, TwoCellAnchor
 from openpyxl.pivot.cache import (
     CacheDefinition,
     CacheField,
@@ -30,7 +27,6 @@ from openpyxl.pivot.table import (
 from tests.osworld_cases.sheet_gen_cells import ROWS, m
 from tests.osworld_cases.sheet_gen_common import CaseSet, book, rewrite_zip
 from tests.osworld_cases.sheet_gen_data import BASE, with_rows
-from tests.osworld_cases.sheet_gen_objects import GRID, rule2
 
 HEADER = ("Region", "Product", "Channel", "Revenue")
 DATA = [HEADER, ("N", "a", "web", 1), ("S", "b", "shop", 2), ("N", "b", "web", 3)]
@@ -202,35 +198,3 @@ def shared_string_cases(cases: CaseSet) -> None:
     pair("sst-fuzzy-trailing-space", rows, with_rows(rows, r2c0="+ 33 Elm St"), fuzzy)
     trim = [{**fuzzy[0], "rules": [{**exact, "range": ["A3"], "trim_leadings": "+ "}]}]
     pair("sst-fuzzy-trim-leadings", rows, with_rows(rows, r2c0="33 Elm St "), trim)
-
-
-def two_cell_chart(start: tuple[int, int], end: tuple[int, int], edit_as: str = "twoCell"):
-    def tweak(wb) -> None:
-        ws = wb.active
-        chart = BarChart()
-        chart.add_data(Reference(ws, min_col=2, min_row=1, max_row=5), titles_from_data=True)
-        anchor = TwoCellAnchor(editAs=edit_as)
-        anchor._from = AnchorMarker(col=start[0], row=start[1])
-        anchor.to = AnchorMarker(col=end[0], row=end[1])
-        chart.anchor = anchor
-        ws.add_chart(chart)
-
-    return tweak
-
-
-def anchor_cases(cases: CaseSet) -> None:
-    from tests.osworld_cases.sheet_gen_data import pair
-
-    rule = rule2("chart", chart_props=["anchor"])
-    for cid, result, expected in [
-        ("chart-2cell-same", two_cell_chart((3, 1), (9, 15)), two_cell_chart((3, 1), (9, 15))),
-        ("chart-2cell-start-row", two_cell_chart((3, 2), (9, 15)), two_cell_chart((3, 1), (9, 15))),
-        ("chart-2cell-start-col", two_cell_chart((4, 1), (9, 15)), two_cell_chart((3, 1), (9, 15))),
-        ("chart-2cell-end-row", two_cell_chart((3, 1), (9, 16)), two_cell_chart((3, 1), (9, 15))),
-        (
-            "chart-2cell-edit-as",
-            two_cell_chart((3, 1), (9, 15), "oneCell"),
-            two_cell_chart((3, 1), (9, 15)),
-        ),
-    ]:
-        pair(cases, cid, GRID, GRID, rule, rtweak=result, etweak=expected)
