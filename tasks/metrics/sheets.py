@@ -67,7 +67,7 @@ class Books:
         result_names = self.result.names
         expected_names = self.expected.names if self.expected is not None else None
         if isinstance(ref, int):
-            in_range = result_names and ref < len(result_names)
+            in_range = result_names and -len(result_names) <= ref < len(result_names)
             return self.result, result_names[ref] if in_range else ""
         if not isinstance(ref, str):
             raise StateActError(f"sheet reference {ref!r} is neither a number nor a string")

@@ -110,6 +110,8 @@ def sheet_data_cases(cases: CaseSet) -> None:
     pair(cases, "data-rn-missing", two, two, data_rule(sheet_idx0="RNNope"))
     pair(cases, "data-index-out-of-range", two, two, data_rule(sheet_idx0=5))
     pair(cases, "data-index-negative", two, two, data_rule(sheet_idx0=-1, sheet_idx1="EI1"))
+    pair(cases, "data-index-negative-out", two, two, data_rule(sheet_idx0=-3))
+    pair(cases, "data-ri-negative", two, two, data_rule(sheet_idx0="RI-1", sheet_idx1="EI1"))
     pair(cases, "data-en-missing", two, two, data_rule(sheet_idx1="ENNope"))
     pair(cases, "data-ei-out-of-range", two, two, data_rule(sheet_idx1="EI9"))
     pair(cases, "data-cross-sheet", two, two, data_rule(sheet_idx0=0, sheet_idx1="EI1"))
