@@ -7,6 +7,7 @@ metric function on the same files (outside this project); see docs/osworld-fidel
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import zipfile
 from collections.abc import Callable
@@ -82,15 +83,27 @@ def book(path: Path, sheets: dict[str, Rows] | Rows, tweak: Tweak | None = None)
     if tweak is not None:
         tweak(wb)
     wb.save(path)
+    rewrite_zip(path, lambda name, data: data)
+
+
+FIXED_TIME = (2024, 1, 1, 0, 0, 0)
+STAMP = re.compile(rb"(<dcterms:(?:created|modified)[^>]*>)[^<]*(</dcterms:)")
 
 
 def rewrite_zip(path: Path, edit: Callable[[str, bytes], bytes]) -> None:
-    """Rewrite each member of an xlsx through `edit(name, data)` (for XML openpyxl cannot write)."""
+    """Rewrite each member of an xlsx through `edit(name, data)` (for XML openpyxl cannot write).
+
+    Timestamps (zip entries, document properties) are fixed so that regenerating gives the same
+    bytes.
+    """
     with zipfile.ZipFile(path) as src:
-        members = [(info, src.read(info.filename)) for info in src.infolist()]
+        members = [(info.filename, src.read(info.filename)) for info in src.infolist()]
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info, data in members:
-            dst.writestr(info.filename, edit(info.filename, data))
+        for name, data in members:
+            data = edit(name, data)
+            if name == "docProps/core.xml":
+                data = STAMP.sub(rb"\g<1>2024-01-01T00:00:00Z\g<2>", data)
+            dst.writestr(zipfile.ZipInfo(name, FIXED_TIME), data, zipfile.ZIP_DEFLATED)
 
 
 def text(path: Path, content: str | bytes) -> None:

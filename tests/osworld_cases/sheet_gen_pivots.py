@@ -25,7 +25,7 @@ from openpyxl.pivot.table import (
 )
 
 from tests.osworld_cases.sheet_gen_cells import ROWS, m
-from tests.osworld_cases.sheet_gen_common import CaseSet, book, rewrite_zip
+from tests.osworld_cases.sheet_gen_common import FIXED_TIME, CaseSet, book, rewrite_zip
 from tests.osworld_cases.sheet_gen_data import BASE, with_rows
 
 HEADER = ("Region", "Product", "Channel", "Revenue")
@@ -152,7 +152,7 @@ def to_shared_strings(path) -> None:
         body,
     )
     with zipfile.ZipFile(path, "a") as archive:
-        archive.writestr("xl/sharedStrings.xml", table)
+        archive.writestr(zipfile.ZipInfo("xl/sharedStrings.xml", FIXED_TIME), table)
 
 
 def shared_string_cases(cases: CaseSet) -> None:
