@@ -13,6 +13,7 @@ from tests.osworld_cases import (
     sheet_gen_data,
     sheet_gen_objects,
     sheet_gen_pivots,
+    sheet_gen_tasks,
 )
 from tests.osworld_cases.sheet_gen_common import CaseSet
 
@@ -36,6 +37,7 @@ def main() -> None:
         sheet_gen_pivots.pivot_cases,
         sheet_gen_pivots.shared_string_cases,
         sheet_gen_charts.anchor_cases,
+        sheet_gen_tasks.task_cases,
     ):
         build(table)
     table.write()
