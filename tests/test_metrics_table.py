@@ -113,3 +113,10 @@ def test_a_missing_or_broken_result_scores_zero_with_a_reason(tmp_path):
     (tmp_path / "broken.xlsx").write_bytes(b"garbage")
     with pytest.raises(StateActError, match="broken.xlsx cannot be read"):
         compare_table(str(tmp_path / "broken.xlsx"), None, **rules)
+
+
+def test_rules_must_be_a_list_of_typed_rules(tmp_path):
+    with pytest.raises(StateActError, match="options.rules"):
+        compare_table(str(tmp_path / "any.xlsx"), None)
+    with pytest.raises(StateActError, match="options.rules"):
+        compare_table(str(tmp_path / "any.xlsx"), None, rules=[{"sheet_idx0": 0}])

@@ -229,6 +229,9 @@ RULES: dict[str, Callable[[Books, dict], bool]] = {
 @metric("compare_table")
 def compare_table(result: str | None, expected: str | None = None, **options: Any) -> float:
     """1.0 when every rule in `options["rules"]` passes, else 0.0."""
+    rules = options.get("rules")
+    if not isinstance(rules, list) or not all(isinstance(r, dict) and "type" in r for r in rules):
+        raise StateActError("compare_table needs options.rules, a list of rules with a 'type'")
     # OSWorld returns 0.0 for these; raising gives the same score plus the reason in the record.
     if result is None or not os.path.exists(result):
         raise StateActError("the result spreadsheet does not exist")
@@ -240,7 +243,7 @@ def compare_table(result: str | None, expected: str | None = None, **options: An
         ) from None
     expected_books = Workbooks.open(expected) if expected is not None else None
     books = Books(result_books, expected_books)
-    for rule in options["rules"]:
+    for rule in rules:
         check = RULES.get(rule["type"])
         if check is None:
             raise StateActError(f"compare_table rule type {rule['type']!r} is not supported")
