@@ -3,7 +3,8 @@
 Each `tests/osworld_cases/<family>/cases.json` lists cases whose `score` came from running
 OSWorld's own metric function on the files in `<family>/<id>/` (outside this project). A `result`
 or `expected` that names a file of the case folder (or a list of such names) is passed as that
-file's path; anything else is passed inline, as OSWorld's task JSON gives it.
+file's path, also when the file is absent on purpose and named `result…`/`expected…`; anything
+else is passed inline, as OSWorld's task JSON gives it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from tasks.metrics.registry import METRICS
 
 CASES_DIR = Path(__file__).parent / "osworld_cases"
 STATEACT = str(Path(sys.executable).with_name("stateact"))
-FILE_NAME = re.compile(r"^[\w.-]+\.(xlsx|xls|ods|csv|docx|odt|pptx|pdf|txt|json|png|jpg|html)$")
+MISSING_FILE = re.compile(r"^(result|expected)[\w-]*\.\w+$")
+"""A file name for a case about a missing file (named like the case's other files)."""
 
 
 def load_cases() -> list[tuple[str, dict]]:
@@ -39,7 +41,7 @@ CASES = load_cases()
 
 def is_file_ref(folder: Path, value: Any) -> bool:
     if isinstance(value, str):
-        return (folder / value).is_file() or bool(FILE_NAME.match(value))
+        return (folder / value).is_file() or bool(MISSING_FILE.match(value))
     return False
 
 
