@@ -1,4 +1,6 @@
-"""Differential cases: StateAct's metrics must give OSWorld's own verdicts on the same inputs.
+"""Differential cases of the document, slide, general and media families through the command line:
+`stateact check` on a task file built from each case gives OSWorld's verdict. (Every case of every
+family is also scored directly by `test_osworld_fidelity.py`.)
 
 Each family folder under `tests/osworld_cases/` holds one folder of input files per case and a
 `cases.json` whose scores came from running OSWorld's metric functions on those files (outside
@@ -16,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from tasks.evaluate import run_metric_value
 
 CASES_DIR = Path(__file__).parent / "osworld_cases"
 FAMILIES = ("docs", "slides", "general", "media")
@@ -45,25 +46,6 @@ def resolve(value, folder: Path):
     ):
         return [str(folder / v) for v in value]
     return value
-
-
-def score_case(family: str, case: dict) -> float:
-    folder = CASES_DIR / family / case["id"]
-    result = resolve(case["result"], folder)
-    expected = resolve(case["expected"], folder)
-    return run_metric_value(case["metric"], result, expected, case["options"])
-
-
-def test_the_case_sets_are_there():
-    assert len(CASES) >= 200
-    assert len({case["metric"] for _, case in CASES}) >= 35
-
-
-@pytest.mark.parametrize(
-    ("family", "case"), CASES, ids=[f"{family}/{case['id']}" for family, case in CASES]
-)
-def test_stateact_agrees_with_osworld(family, case):
-    assert score_case(family, case) == pytest.approx(case["score"], abs=1e-6)
 
 
 def is_case_file(value, folder: Path) -> bool:
