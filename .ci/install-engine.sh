@@ -6,8 +6,8 @@
 set -euo pipefail
 
 LOG=/var/log/stateact-dockerd.log
-# `make lint` runs shellcheck on the shell scripts; the report tests open pages in chromium.
-PACKAGES=(docker.io debootstrap bubblewrap shellcheck chromium)
+# `make lint` runs shellcheck on the shell scripts.
+PACKAGES=(docker.io debootstrap bubblewrap shellcheck)
 WAIT_S=60
 
 fail() { echo "install-engine: $*" >&2; exit 1; }

@@ -147,7 +147,7 @@ class Browser:
 def browser():
     if not CHROMIUM.is_file():
         if os.environ.get("CI"):
-            pytest.fail(f"CI must install Chromium ({CHROMIUM}); `make engine` does")
+            pytest.fail(f"CI must install Chromium ({CHROMIUM}): .ci/install-host-tools.sh")
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
