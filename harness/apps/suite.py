@@ -362,6 +362,17 @@ class SuiteRun:
             self.on_result(line)
         return line
 
+    def _models(self, task: Task) -> tuple:
+        """The task's model and gate model; one of each per rollout under `--best-of`."""
+        copies = self.config.best_of
+
+        def build(factory):
+            if factory is None:
+                return None
+            return factory(task) if copies == 1 else [factory(task) for _ in range(copies)]
+
+        return build(self.model_factory), build(self.gate_model_factory)
+
     def _run_loaded(self, task: Task, run_dir: Path) -> dict:
 
         task.allow_host_paths = task.allow_host_paths or self.config.allow_host_paths
@@ -372,8 +383,7 @@ class SuiteRun:
             return self._write_bare(run_dir, bare_result(task.id, "unsupported", reason))
         for attempt in range(1, ENVIRONMENT_RETRIES + 2):
             try:
-                model = self.model_factory(task)
-                gate_model = self.gate_model_factory(task) if self.gate_model_factory else None
+                model, gate_model = self._models(task)
             except StateActError as exc:
                 return self._write_bare(run_dir, bare_result(task.id, "model_error", str(exc)))
             result = run_task(

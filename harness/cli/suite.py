@@ -16,7 +16,7 @@ from harness.models import make_model
 from harness.reports.summary import summary_line
 from tasks.schema import load_task
 
-from .run import add_run_options, build_config
+from .run import add_run_options, add_selection_options, build_config
 
 DEMO_DOMAINS = ("calc", "writer", "os", "db", "x")
 DEMO_MODEL = "anthropic/claude-sonnet-4-5"
@@ -36,6 +36,7 @@ def register(subparsers) -> None:
         "paths", nargs="+", metavar="PATH", help="task files or folders of task files"
     )
     add_run_options(parser)
+    add_selection_options(parser)
     for action in parser._actions:  # --dry-run and --demo need no model
         if action.dest == "model":
             action.required = False

@@ -43,6 +43,8 @@ class Requirement:
     """What the verifier that last decided it saw."""
     source: str = ""
     """Which verifier last decided it (probe, gate verdict, boundary check)."""
+    depends_on: list[str] = field(default_factory=list)
+    """Ids of the requirements this one builds on; a requirement nothing depends on is a leaf."""
 
 
 @dataclass
@@ -192,6 +194,20 @@ class TaskState:
     def done(self) -> bool:
         return all(r.status == VERIFIED for r in self.requirements)
 
+    def leaves(self) -> list[Requirement]:
+        """The requirements nothing else depends on: what a finished task must have verified."""
+        needed = {rid for r in self.requirements for rid in r.depends_on}
+        return [r for r in self.requirements if r.id not in needed]
+
+    def unverified_leaves(self, *, with_probe_only: bool = False) -> list[Requirement]:
+        """Leaves not VERIFIED; `with_probe_only` keeps those a stored probe can decide before the
+        gate (a probe-less requirement only the gate's verdict can verify)."""
+        return [
+            r
+            for r in self.leaves()
+            if r.status != VERIFIED and (r.probe is not None or not with_probe_only)
+        ]
+
     # -- verifier entry points (the only ways a status changes) -------------------------------------
 
     def apply_gate_decision(self, decision, gate_probes: list[dict], sandbox) -> list[str]:
@@ -215,6 +231,12 @@ class TaskState:
         for path in _changed_paths(gate_probes):
             self.set_value(path, "confirmed by a gate probe", "gate")
         self._flush()
+        if passed:  # a leaf whose probe could not decide is not verified: the round fails closed
+            gaps += [
+                f"requirement {r.id} ({r.text[:80]}) is not verified: "
+                f"{results.get(r.id, (None, r.evidence))[1] or 'no evidence'}"
+                for r in self.unverified_leaves()
+            ]
         return gaps
 
     def check_boundary(self, sandbox, source: str) -> list[Change]:
@@ -333,8 +355,19 @@ def parse_requirements(value) -> tuple[list[Requirement], list[str]]:
             except ToolError as exc:
                 dropped.append(f"r{index}: probe dropped ({exc})")
                 probe = None
-        requirements.append(Requirement(f"r{index}", item["text"].strip(), probe))
+        requirements.append(
+            Requirement(f"r{index}", item["text"].strip(), probe, depends_on=_earlier(item, index))
+        )
     return requirements, dropped
+
+
+def _earlier(item: dict, index: int) -> list[str]:
+    """The `depends_on` ids that name an earlier requirement (anything else is ignored)."""
+    named = item.get("depends_on")
+    if not isinstance(named, list):
+        return []
+    earlier = {f"r{n}" for n in range(1, index)}
+    return sorted({rid for rid in named if isinstance(rid, str) and rid in earlier})
 
 
 def _changed_paths(gate_probes: list[dict]) -> list[str]:
