@@ -214,6 +214,9 @@ class BestOf:
         self.snapshot = setup_sandbox.snapshot()
         setup_sandbox.close()
         self.context.record.append("best_of_started", agent="harness", rollouts=self.n)
+        # Opened here, not in the pool: a local sandbox dies with the thread that started it.
+        for index in range(self.n):
+            self.sandboxes[index] = open_sandbox(self.context.config.sandbox, self.snapshot)
         with ThreadPoolExecutor(max_workers=self.n, thread_name_prefix="rollout") as pool:
             self.results = list(pool.map(self._rollout, range(1, self.n + 1)))
         rollouts = [
@@ -241,8 +244,10 @@ class BestOf:
         self.outcomes.append(outcome)
         self.stats.append(stats)
         try:
-            model = self.models[index - 1] or make_model(base.config.model, base.config.model_options)
-            sandbox = self.sandboxes[index - 1] = open_sandbox(base.config.sandbox, self.snapshot)
+            model = self.models[index - 1] or make_model(
+                base.config.model, base.config.model_options
+            )
+            sandbox = self.sandboxes[index - 1]
             record.append("setup_done", agent="harness", started_at=base.started_at, rollout=index)
             context = RunContext(
                 config=base.config,

@@ -156,7 +156,13 @@ def test_both_list_shapes_parse(tmp_path, answer):
 
 def _task(tmp_path, instruction: str) -> Task:
     return Task.model_validate(
-        {"id": "leaf", "instruction": instruction, "config": [], "evaluator": {}, "base_dir": tmp_path}
+        {
+            "id": "leaf",
+            "instruction": instruction,
+            "config": [],
+            "evaluator": {},
+            "base_dir": tmp_path,
+        }
     )
 
 

@@ -181,12 +181,17 @@ def distill(run_dir: Path) -> list[tuple[str, str]]:
         if passing is not None:
             where = ", ".join(fixed_paths) or "no listed file"
             lessons.append(
-                ("gate-fix", f"The finish gate rejected: {said}. A later round passed with {where}.")
+                (
+                    "gate-fix",
+                    f"The finish gate rejected: {said}. A later round passed with {where}.",
+                )
             )
         else:
             lessons.append(("gate-gap", f"The finish gate rejected: {said}. It was never fixed."))
     if fixed_paths:
-        lessons.append(("state-location", f"The accepted state was saved in {', '.join(fixed_paths)}."))
+        lessons.append(
+            ("state-location", f"The accepted state was saved in {', '.join(fixed_paths)}.")
+        )
     return lessons
 
 

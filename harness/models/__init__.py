@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 from harness.kernel import secrets
 from harness.kernel.core import Model, StateActError
 
-
 MIN_THINKING_BUDGET = 1024  # the Messages API's smallest `budget_tokens`
 
 
