@@ -17,6 +17,7 @@ from harness.runner import run_task
 from tasks.schema import Task
 
 from .control_helpers import bash, call
+from .fakes import FakeAnthropicServer
 
 NOTE = "/home/user/note.txt"
 
@@ -190,3 +191,59 @@ def test_bad_option_values_are_one_sentence_and_exit_2(tmp_path, capsys, argv, m
         ["run", str(task), "--model", "script/none.json", "--out", str(tmp_path / "o"), *argv]
     )
     assert code == 2 and message in capsys.readouterr().err
+
+
+def _thinking_run(tmp_path, monkeypatch, thinking: str) -> list[dict]:
+    """A whole `stateact run` on a local sandbox against the fake Anthropic server; the requests."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    thought = {"type": "thinking", "thinking": "the note first", "signature": "sig-1"}
+    replies = [
+        {
+            "content": [thought],
+            "tool_calls": [{"name": "bash", "input": {"command": f"echo hello > {NOTE}"}}],
+        },
+        {"tool_calls": [{"name": "bash", "input": {"command": f"cat {NOTE}"}}]},
+        {"tool_calls": [{"name": "bash", "input": {"command": "ls /home/user"}}]},
+        {"tool_calls": [{"name": "finish", "input": {"summary": "written"}}]},
+        {"tool_calls": [{"name": "verdict", "input": {"passed": True, "gaps": []}}]},
+    ]
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps({"id": "think", "instruction": f"Write hello into {NOTE}."}))
+    with FakeAnthropicServer(replies) as server:
+        code = main(
+            [
+                "run",
+                str(task),
+                "--model",
+                "anthropic/claude-opus-4-7",
+                "--base-url",
+                server.base_url,
+                "--sandbox",
+                "local",
+                "--thinking",
+                thinking,
+                "--out",
+                str(tmp_path / f"run-{thinking}"),
+            ]
+        )
+    assert code == 0
+    return [r["json"] for r in server.completion_requests()]
+
+
+def test_adaptive_thinking_reaches_every_request_and_thoughts_go_back(tmp_path, monkeypatch):
+    requests = _thinking_run(tmp_path, monkeypatch, "adaptive")
+    assert len(requests) == 5  # four main-agent turns and the gate's
+    assert all(r["thinking"] == {"type": "adaptive"} for r in requests)
+    assert all("temperature" not in r for r in requests)
+    sent_back = requests[1]["messages"][1]["content"][0]
+    assert sent_back == {"type": "thinking", "thinking": "the note first", "signature": "sig-1"}
+    config = json.loads((tmp_path / "run-adaptive" / "config.json").read_text())
+    assert config["model_options"]["adaptive_thinking"] is True
+
+
+def test_a_thinking_budget_and_off_reach_the_request(tmp_path, monkeypatch):
+    budget = _thinking_run(tmp_path, monkeypatch, "2048")
+    assert budget[0]["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert budget[0]["max_tokens"] >= 2048 + 4096
+    off = _thinking_run(tmp_path, monkeypatch, "off")
+    assert all("thinking" not in r for r in off)
