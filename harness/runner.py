@@ -69,6 +69,7 @@ def run_task(
         {"task_id": task.id, "task_path": str(task.base_dir), **config.model_dump(mode="json")}
     )
     outcome = TaskOutcome(task.id, control=config.control, preset=config.preset)
+    outcome.options = config.options()
     sandbox = None
     selection: BestOf | None = None
     try:
@@ -241,6 +242,7 @@ class BestOf:
         record = RunRecord(run_dir)
         stats = RunStats(on_turn=base.stats.on_turn)
         outcome = TaskOutcome(base.task.id, control=base.config.control, preset=base.config.preset)
+        outcome.options = base.config.options()
         self.outcomes.append(outcome)
         self.stats.append(stats)
         try:
@@ -367,6 +369,8 @@ class TaskOutcome:
         self.gate_rounds = 0
         self.gate_passed: bool | None = None
         self.evaluation_note: str | None = None
+        self.options: dict = {}
+        """The run's ablation switches (`RunConfig.options`)."""
         self.started = time.monotonic()
 
     def fail(self, status: str, error: str) -> None:
@@ -399,6 +403,7 @@ class TaskOutcome:
             "evaluation_note": self.evaluation_note,
             "control": self.control,
             "preset": self.preset,
+            "options": self.options,
         }
 
 

@@ -8,10 +8,13 @@ import json
 
 import pytest
 
+from harness.apps.suite import run_suite
 from harness.cli import main
 from harness.control.best_of import Rollout, select_rollout
+from harness.control.main_agent import main_system_prompt
 from harness.control.memory import LessonStore, distill, render_lessons
 from harness.models.scripted import ScriptedModel
+from harness.reports.summary import summarize
 from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
@@ -247,3 +250,89 @@ def test_a_thinking_budget_and_off_reach_the_request(tmp_path, monkeypatch):
     assert budget[0]["max_tokens"] >= 2048 + 4096
     off = _thinking_run(tmp_path, monkeypatch, "off")
     assert all("thinking" not in r for r in off)
+
+
+def test_the_no_act_prompt_offers_the_screen_and_the_depth_flags_reach_the_config(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps([*[bash("true")] * 3, call("finish", summary="x"), call("verdict", passed=True)])
+    )
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps({"id": "depth", "instruction": "Do nothing."}))
+    out = tmp_path / "run"
+    argv = [
+        "run",
+        str(task),
+        "--model",
+        f"script/{script}",
+        "--sandbox",
+        "local",
+        "--out",
+        str(out),
+    ]
+    code = main([*argv, "--preset", "no-act", "--worker-depth", "2", "--nested-gate"])
+    assert code == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["subagents"]["worker_depth"] == 2 and config["subagents"]["nested_gate"] is True
+    assert "gui" not in config["subagents"]["enabled"]
+    # The same preset through the loop: the main agent's request has the computer tool and the
+    # no-act prompt.
+    agent = _agent("hello")
+    run_task(
+        _task(tmp_path, "no-act"),
+        _config(preset="no-act"),
+        tmp_path / "no-act",
+        model=agent,
+        gate_model=ScriptedModel([call("verdict", passed=True, gaps=[])]),
+    )
+    first = agent.calls[0]
+    assert "not through the screen" not in first["system"] and "`computer`" in first["system"]
+    assert "computer" in [tool.name for tool in first["tools"]]
+
+
+def test_the_full_prompt_keeps_the_code_first_sentence():
+    assert "not through the screen" in main_system_prompt("full")
+    no_act = main_system_prompt("no-act")
+    assert "not through the screen" not in no_act and "`gui`" not in no_act
+
+
+def test_the_suite_reports_per_mode_and_per_option_with_best_of(tmp_path):
+    suite = tmp_path / "suite"
+    (suite / "tasks").mkdir(parents=True)
+    (suite / "solutions").mkdir()
+    task = {
+        "id": "hello",
+        "instruction": "Write the word hello into /home/user/out.txt.",
+        "evaluator": {
+            "func": "check_include_exclude",
+            "result": {
+                "type": "vm_command_line",
+                "command": "cat /home/user/out.txt",
+                "shell": True,
+            },
+            "expected": {"type": "rule", "rules": {"include": ["hello"], "exclude": []}},
+        },
+    }
+    (suite / "tasks" / "hello.json").write_text(json.dumps(task))
+    (suite / "solutions" / "hello.sh").write_text("echo hello > /home/user/out.txt\n")
+    lines = []
+    for name, changes in (
+        ("plain", {}),
+        ("seeds", {"best_of": 2, "memory_dir": str(tmp_path / "m")}),
+    ):
+        config = _config(model="script/oracle", **changes)
+        out = tmp_path / name
+        run_suite([suite], config, out)
+        lines += [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    seeds = lines[1]
+    assert seeds["success"] and seeds["best_of"]["selected"] in (1, 2)
+    assert seeds["main_steps"] > 0  # counted in the chosen rollout's folder
+    summary = summarize(lines)
+    assert summary["by_option"]["best_of"]["2"]["successes"] == 1
+    assert summary["by_option"]["best_of"]["1"]["tasks"] == 1
+    assert summary["by_option"]["memory"] == {
+        "false": summarize(lines[:1])["by_mode"]["full/stateact"],
+        "true": summarize(lines[1:])["by_mode"]["full/stateact"],
+    }
+    assert set(summary["by_option"]) >= {"preset", "control", "thinking", "task_state"}
+    assert summary["by_mode"]["full/stateact"]["tasks"] == 2

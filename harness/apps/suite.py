@@ -189,6 +189,12 @@ def bare_result(task_id: str, status: str, error: str) -> dict:
     return result
 
 
+def _agent_dir(run_dir: Path, result: dict) -> Path:
+    """Where the main agent's trajectory is: the chosen rollout's folder under `--best-of`."""
+    chosen = (result.get("best_of") or {}).get("selected")
+    return run_dir / f"rollout-{int(chosen)}" if chosen else run_dir
+
+
 def trajectory_counts(run_dir: Path) -> dict:
     """Main-agent tool calls, and how many of them delegated to the GUI specialist."""
     steps = gui = 0
@@ -434,7 +440,8 @@ class SuiteRun:
             "model": self.config.model,
             "task_path": str(path),
             "run_dir": str(run_dir.relative_to(self.out_dir)),
-            **trajectory_counts(run_dir),
+            "options": result.get("options") or self.config.options(),
+            **trajectory_counts(_agent_dir(run_dir, result)),
         }
 
     def finish(self, results: dict[Path, dict]) -> dict:

@@ -135,6 +135,22 @@ class RunConfig(BaseModel):
 
     model_config = ConfigDict(protected_namespaces=())
 
+    def options(self) -> dict:
+        """The switches the seeds' ablation tables compare runs by (recorded with every result)."""
+        thinking = self.model_options
+        return {
+            "preset": self.preset,
+            "control": self.control,
+            "best_of": self.best_of,
+            "memory": self.memory_dir is not None,
+            "thinking": "adaptive"
+            if thinking.adaptive_thinking
+            else (str(thinking.thinking_budget) if thinking.thinking_budget else "off"),
+            "task_state": self.task_state.enabled,
+            "worker_depth": self.subagents.worker_depth,
+            "nested_gate": self.subagents.nested_gate,
+        }
+
     def with_preset(self) -> RunConfig:
         """A copy with the preset's switches applied."""
         config = self.model_copy(deep=True)
