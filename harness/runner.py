@@ -25,15 +25,18 @@ from subagents import DelegateTool, main_agent_extra_tools
 from tasks.evaluate import evaluate
 from tasks.getters import SandboxSource
 from tasks.schema import Task, load_task
-from tasks.setup import run_setup
+from tasks.setup import GUI_STEPS, run_setup
 
 from .control import StateActHooks, gate_review, run_control
-from .control.best_of import Rollout, select_rollout
+from .control.best_of import Rollout, select_rollout, selection_summary
 from .control.memory import recall, remember
 from .control.milestones import discard_milestones, last_milestone, snapshot_of
 from .models import endpoint_provider, make_model
 
 log = logging.getLogger(__name__)
+
+RESTART_STEPS = GUI_STEPS | {"sleep"}
+"""Setup steps a best-of rollout runs again on its snapshot: they start programs, change no file."""
 
 
 def run_task(
@@ -178,9 +181,9 @@ def _with_lessons(context: RunContext) -> str:
 
 
 class BestOf:
-    """`--best-of N`: N rollouts from one post-setup snapshot, each in its own sandbox and run folder
-    (`rollout-1/`, …), run in parallel; one chosen by `select_rollout` (never by the checker). Its
-    sandbox is handed back for scoring; the others are closed as soon as the choice is made."""
+    """`--best-of N`: N rollouts from one post-setup snapshot, each in its own sandbox and run
+    folder (`rollout-1/`, …), run in parallel; one chosen by `select_rollout` (never the checker).
+    Its sandbox is handed back for scoring; the others are closed as soon as the choice is made."""
 
     def __init__(self, context: RunContext, model, gate_model):
         self.context = context
@@ -250,7 +253,19 @@ class BestOf:
                 base.config.model, base.config.model_options
             )
             sandbox = self.sandboxes[index - 1]
-            record.append("setup_done", agent="harness", started_at=base.started_at, rollout=index)
+            # A snapshot keeps files, not running programs: the setup's window steps run again so
+            # each rollout starts with the applications the setup opened.
+            replayed = [step for step in base.task.config if step.type in RESTART_STEPS]
+            outcome.status = "setup"
+            run_setup(replayed, sandbox, base.task, _cache_dir(base.config))
+            record.append(
+                "setup_done",
+                agent="harness",
+                started_at=base.started_at,
+                rollout=index,
+                replayed_steps=[step.type for step in replayed],
+            )
+            outcome.status = "running"
             context = RunContext(
                 config=base.config,
                 model=model,
@@ -287,31 +302,8 @@ class BestOf:
         return outcome
 
     def summary(self) -> dict:
-        """What result.json adds: the whole cost of all rollouts, and the selection with reasons."""
-        totals = {
-            key: sum(r.get(key) or 0 for r in self.results)
-            for key in ("input_tokens", "output_tokens", "model_turns", "main_turns", "tool_uses")
-        }
-        chosen = self.results[self.chosen.index - 1] if self.chosen else {}
-        return {
-            **totals,
-            "cost_usd": round(sum(r.get("cost_usd") or 0.0 for r in self.results), 6),
-            "delegations": chosen.get("delegations", 0),
-            "gui_steps": chosen.get("gui_steps", 0),
-            "best_of": {
-                "n": self.n,
-                "selected": self.chosen.index if self.chosen else None,
-                "reasons": self.reasons,
-                "selected_cost_usd": chosen.get("cost_usd"),
-                "rollouts": [
-                    {
-                        k: r.get(k)
-                        for k in ("rollout", "status", "gate_passed", "gate_rounds", "cost_usd")
-                    }
-                    for r in self.results
-                ],
-            },
-        }
+        """What result.json adds: the cost of every rollout, and the selection with its reasons."""
+        return selection_summary(self.results, self.chosen, self.reasons)
 
     def close(self) -> None:
         for sandbox in self.sandboxes:

@@ -5,6 +5,8 @@ bad values."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 
 import pytest
 
@@ -17,12 +19,23 @@ from harness.models.scripted import ScriptedModel
 from harness.reports.summary import summarize
 from harness.run.config import RunConfig
 from harness.runner import run_task
+from sandboxes.docker_backend import docker_client
 from tasks.schema import Task
 
+from .conftest import require_image
 from .control_helpers import bash, call
 from .fakes import FakeAnthropicServer
 
 NOTE = "/home/user/note.txt"
+
+
+@pytest.fixture
+def bwrap():
+    """The local backend's bubblewrap (CI installs it; elsewhere its absence skips)."""
+    if not shutil.which("bwrap"):
+        if os.environ.get("CI"):
+            pytest.fail("CI must install bubblewrap")
+        pytest.skip("bubblewrap is not installed")
 
 
 def _task(tmp_path, task_id: str = "note") -> Task:
@@ -64,7 +77,7 @@ def _agent(text: str) -> ScriptedModel:
     )
 
 
-def test_best_of_two_selects_the_rollout_the_gate_passed(tmp_path):
+def test_best_of_two_selects_the_rollout_the_gate_passed(tmp_path, bwrap):
     config = _config(best_of=2)
     config.gate.max_rejections = 1  # the first rejection ends a rollout
     agents = [_agent("goodbye"), _agent("hello")]
@@ -103,7 +116,7 @@ def test_selection_never_looks_at_a_score_and_breaks_ties_on_cost():
     assert chosen.index == 1 and "lower cost" in reasons[-1]
 
 
-def test_a_lesson_from_run_one_reaches_run_two_first_request(tmp_path):
+def test_a_lesson_from_run_one_reaches_run_two_first_request(tmp_path, bwrap):
     memory = tmp_path / "memory"
     config = _config(memory_dir=str(memory))
     gate = ScriptedModel(
@@ -233,7 +246,7 @@ def _thinking_run(tmp_path, monkeypatch, thinking: str) -> list[dict]:
     return [r["json"] for r in server.completion_requests()]
 
 
-def test_adaptive_thinking_reaches_every_request_and_thoughts_go_back(tmp_path, monkeypatch):
+def test_adaptive_thinking_reaches_every_request_and_thoughts_go_back(tmp_path, monkeypatch, bwrap):
     requests = _thinking_run(tmp_path, monkeypatch, "adaptive")
     assert len(requests) == 5  # four main-agent turns and the gate's
     assert all(r["thinking"] == {"type": "adaptive"} for r in requests)
@@ -244,7 +257,7 @@ def test_adaptive_thinking_reaches_every_request_and_thoughts_go_back(tmp_path, 
     assert config["model_options"]["adaptive_thinking"] is True
 
 
-def test_a_thinking_budget_and_off_reach_the_request(tmp_path, monkeypatch):
+def test_a_thinking_budget_and_off_reach_the_request(tmp_path, monkeypatch, bwrap):
     budget = _thinking_run(tmp_path, monkeypatch, "2048")
     assert budget[0]["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert budget[0]["max_tokens"] >= 2048 + 4096
@@ -252,7 +265,7 @@ def test_a_thinking_budget_and_off_reach_the_request(tmp_path, monkeypatch):
     assert all("thinking" not in r for r in off)
 
 
-def test_the_no_act_prompt_offers_the_screen_and_the_depth_flags_reach_the_config(tmp_path):
+def test_the_no_act_prompt_offers_the_screen_and_the_depth_flags_reach_the_config(tmp_path, bwrap):
     script = tmp_path / "script.json"
     script.write_text(
         json.dumps([*[bash("true")] * 3, call("finish", summary="x"), call("verdict", passed=True)])
@@ -296,7 +309,7 @@ def test_the_full_prompt_keeps_the_code_first_sentence():
     assert "not through the screen" not in no_act and "`gui`" not in no_act
 
 
-def test_the_suite_reports_per_mode_and_per_option_with_best_of(tmp_path):
+def test_the_suite_reports_per_mode_and_per_option_with_best_of(tmp_path, bwrap):
     suite = tmp_path / "suite"
     (suite / "tasks").mkdir(parents=True)
     (suite / "solutions").mkdir()
@@ -336,3 +349,41 @@ def test_the_suite_reports_per_mode_and_per_option_with_best_of(tmp_path):
     }
     assert set(summary["by_option"]) >= {"preset", "control", "thinking", "task_state"}
     assert summary["by_mode"]["full/stateact"]["tasks"] == 2
+
+
+@pytest.mark.docker
+@pytest.mark.desktop
+@pytest.mark.slow
+def test_best_of_on_docker_restarts_the_setups_programs_in_every_rollout(tmp_path):
+    require_image("desktop")
+    task = Task.model_validate(
+        {
+            "id": "docker-best-of",
+            "instruction": f"Write hello into {NOTE}.",
+            "config": [
+                {"type": "command", "parameters": {"command": f"echo draft > {NOTE}"}},
+                {"type": "launch", "parameters": {"command": ["sleep", "4242"]}},
+            ],
+            "evaluator": {},
+            "base_dir": tmp_path,
+        }
+    )
+    config = _config(best_of=2)
+    config.sandbox.backend = "docker"
+    config.gate.max_rejections = 1
+    agents = [_agent("goodbye"), _agent("hello")]
+    for agent in agents:  # each rollout looks for the setup's file and program first
+        agent.turns[1] = bash(f"cat {NOTE}; pgrep -fa 'sleep 4242'")
+    gates = [
+        ScriptedModel([call("verdict", passed=False, gaps=["says goodbye"])]),
+        ScriptedModel([call("verdict", passed=True, gaps=[])]),
+    ]
+    before = {image.id for image in docker_client().images.list("stateact-snapshot")}
+    result = run_task(task, config, tmp_path / "run", model=agents, gate_model=gates)
+    assert result["best_of"]["selected"] == 2 and result["status"] == "completed"
+    for index in (1, 2):
+        trajectory = (tmp_path / "run" / f"rollout-{index}" / "trajectory.jsonl").read_text()
+        assert "sleep 4242" in trajectory.split('"launch"')[-1]  # replayed, then seen running
+        assert "replayed_steps" in trajectory
+    after = {image.id for image in docker_client().images.list("stateact-snapshot")}
+    assert after <= before  # the post-setup snapshot image is gone

@@ -1,4 +1,4 @@
-"""`stateact memory list|show ID|forget ID|--all --memory DIR`: inspect the lessons `--memory` keeps."""
+"""`stateact memory list|show ID|forget ID|--all --memory DIR`: the lessons `--memory` keeps."""
 
 from __future__ import annotations
 
@@ -32,9 +32,8 @@ def run(args) -> int:
         if args.action == "list":
             lessons = store.all()
             for lesson in lessons:
-                print(
-                    f"{lesson.id}\t{lesson.kind}\t{visible(lesson.task_id)}\t{visible(lesson.text)[:100]}"
-                )
+                task, text = visible(lesson.task_id), visible(lesson.text)[:100]
+                print(f"{lesson.id}\t{lesson.kind}\t{task}\t{text}")
             if not lessons:
                 print("no lessons")
             return 0

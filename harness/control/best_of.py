@@ -1,8 +1,9 @@
 """Choosing among best-of-N rollouts (StructAgent's BBON, without the checker).
 
 Every rollout started from the same post-setup snapshot; the choice uses only what the run itself
-knows: the finish gate's verdict, how many requirements the task state's verifiers committed, how many
-gate rounds it took, and the cost. The task's checker is never consulted (it scores the chosen one).
+knows: the finish gate's verdict, how many requirements the task state's verifiers committed, how
+many gate rounds it took, and the cost. The task's checker is never consulted (it scores only the
+chosen one).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class Rollout:
         )
 
     def key(self) -> tuple:
-        """Smaller is better: gate passed, finished, more verified, fewer rounds, cheaper, earlier."""
+        """Smaller is better: gate passed, finished, more verified, fewer rounds, cheaper, first."""
         return (
             self.gate_passed is not True,
             self.status not in ("completed", "infeasible"),
@@ -85,3 +86,32 @@ def _why(best: Rollout, others: list[Rollout]) -> str:
         if measure(best) != measure(runner_up):
             return reason + (" (no other did)" if reason == "the gate passed it" else "")
     return "tied on gate, requirements and cost: the first"
+
+
+def selection_summary(results: list[dict], chosen: Rollout | None, reasons: list[str]) -> dict:
+    """What a best-of run's result.json adds to the chosen rollout's: the totals of every rollout
+    (tokens, turns, cost: what the run spent) and `best_of` with the selection and its reasons."""
+    totals = {
+        key: sum(r.get(key) or 0 for r in results)
+        for key in ("input_tokens", "output_tokens", "model_turns", "main_turns", "tool_uses")
+    }
+    picked = results[chosen.index - 1] if chosen else {}
+    return {
+        **totals,
+        "cost_usd": round(sum(r.get("cost_usd") or 0.0 for r in results), 6),
+        "delegations": picked.get("delegations", 0),
+        "gui_steps": picked.get("gui_steps", 0),
+        "best_of": {
+            "n": len(results),
+            "selected": chosen.index if chosen else None,
+            "reasons": reasons,
+            "selected_cost_usd": picked.get("cost_usd"),
+            "rollouts": [
+                {
+                    k: r.get(k)
+                    for k in ("rollout", "status", "gate_passed", "gate_rounds", "cost_usd")
+                }
+                for r in results
+            ],
+        },
+    }

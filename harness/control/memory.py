@@ -1,6 +1,6 @@
-"""Lessons across runs (`--memory DIR`): what the finish gate rejected and what the passing round then
-saw changed, and where a task's state lived, kept in a SQLite full-text store (FTS5, BM25 ranking: no
-model, nothing downloaded) and handed to the next run's main agent at the start.
+"""Lessons across runs (`--memory DIR`): what the finish gate rejected and what the passing round
+then saw changed, and where a task's state lived, kept in a SQLite full-text store (FTS5, BM25
+ranking: no model, nothing downloaded) and handed to the next run's main agent at the start.
 
 The harness writes every lesson from the run record (the gate rounds' gaps and changed paths), never
 from the agent's own words. Those still carry names the agent chose (file paths) and gap sentences
@@ -37,7 +37,7 @@ DEFAULT_RECALL = 3
 class Lesson:
     id: int
     kind: str
-    """`gate-fix` (a rejection a later round passed), `gate-gap` (one never fixed), `state-location`."""
+    """`gate-fix` (a rejection a later round passed), `gate-gap` (never fixed), `state-location`."""
     task_id: str
     instruction: str
     text: str
@@ -62,8 +62,8 @@ class LessonStore:
         try:
             self.db = sqlite3.connect(self.dir / STORE_FILE, timeout=30)
             self.db.executescript(
-                "CREATE TABLE IF NOT EXISTS lessons (id INTEGER PRIMARY KEY, kind TEXT, task_id TEXT,"
-                " instruction TEXT, text TEXT, digest TEXT UNIQUE, created REAL);"
+                "CREATE TABLE IF NOT EXISTS lessons (id INTEGER PRIMARY KEY, kind TEXT,"
+                " task_id TEXT, instruction TEXT, text TEXT, digest TEXT UNIQUE, created REAL);"
                 "CREATE VIRTUAL TABLE IF NOT EXISTS lesson_index USING fts5(instruction, text);"
             )
         except sqlite3.DatabaseError as exc:

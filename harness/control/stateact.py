@@ -68,10 +68,10 @@ class BoundaryCheckedTool:
 
 
 class LeafFinishGuard:
-    """`finish` under the task state (StructAgent's leaf gate): the stored probes run first, and while
-    a leaf requirement a probe decides is not VERIFIED the finish is refused, naming each one with its
-    evidence (an INVALIDATED one as a regression), before any gate round is spent. After
-    `max_refusals` refusals it yields to the gate, whose round then fails closed on the same leaves."""
+    """`finish` under the task state (StructAgent's leaf gate): the stored probes run first, and
+    while a leaf requirement a probe decides is not VERIFIED the finish is refused, naming each one
+    with its evidence (an INVALIDATED one as a regression), before any gate round is spent. After
+    `max_refusals` refusals it yields to the gate, whose round then fails closed on those leaves."""
 
     def __init__(self, task_state: TaskState, sandbox, review, record=None, max_refusals: int = 3):
         self.task_state = task_state

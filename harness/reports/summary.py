@@ -56,7 +56,7 @@ OPTIONS = (
     "worker_depth",
     "nested_gate",
 )
-"""The switches `RunConfig.options` records with each result; the seeds' ablation tables vary them."""
+"""The switches `RunConfig.options` records with each result: what the seeds' ablations vary."""
 
 
 def option_value(result: dict, name: str) -> str:

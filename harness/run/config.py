@@ -124,8 +124,8 @@ class RunConfig(BaseModel):
     lstc: LstcConfig = Field(default_factory=LstcConfig)
     """Settings of the `lstc` control mode."""
     best_of: int = 1
-    """Rollouts from the same post-setup snapshot; the gate's verdict, verified requirements and cost
-    choose one (never the checker), and only that one is scored."""
+    """Rollouts from the same post-setup snapshot; the gate's verdict, verified requirements and
+    cost choose one (never the checker), and only that one is scored."""
     memory_dir: str | None = None
     """A lesson store the run reads its few most relevant lessons from and writes its own into."""
     cache_dir: str | None = None
