@@ -45,12 +45,16 @@ def run_task(
     out_dir: str | Path,
     *,
     resume: bool = False,
-    model: Model | None = None,
-    gate_model: Model | None = None,
+    model: Model | list[Model] | None = None,
+    gate_model: Model | list[Model] | None = None,
     on_turn=None,
     after_run=None,
 ) -> dict:
     """Run `task` under `config`, writing the run directory `out_dir`; returns result.json's content.
+
+    Under `config.best_of` N > 1, `model` and `gate_model` may be lists of N (one per rollout); a
+    single model is shared by the rollouts (fine for API clients, not for a scripted model), and
+    None builds one per rollout from the spec. A best-of run is never resumed: it starts again.
 
     `after_run(sandbox)`, when given, runs once the agent has ended and the task is scored, before the
     sandbox closes (to copy results out); a `StateActError` from it becomes the result's error.
@@ -107,7 +111,6 @@ def run_task(
         if config.best_of > 1:
             selection = BestOf(context, model, gate_model)
             sandbox = selection.run()  # the chosen rollout's sandbox; the setup one is closed
-            outcome.status = "running"
             outcome = selection.adopt(outcome)
         else:
             end = _run_agent(context)
@@ -192,8 +195,6 @@ class BestOf:
         self.gate_models = self._per_rollout(gate_model, "gate_model")
         self.sandboxes: list = [None] * self.n
         self.results: list[dict] = []
-        self.outcomes: list[TaskOutcome] = []
-        self.stats: list[RunStats] = []
         self.chosen: Rollout | None = None
         self.reasons: list[str] = []
         self.snapshot = None
@@ -246,8 +247,6 @@ class BestOf:
         stats = RunStats(on_turn=base.stats.on_turn)
         outcome = TaskOutcome(base.task.id, control=base.config.control, preset=base.config.preset)
         outcome.options = base.config.options()
-        self.outcomes.append(outcome)
-        self.stats.append(stats)
         try:
             model = self.models[index - 1] or make_model(
                 base.config.model, base.config.model_options
@@ -289,6 +288,7 @@ class BestOf:
         record.append("result", agent="harness", **result)
         record.write_result(result)  # unscored: only the chosen rollout is scored, at the top
         record.close()
+        discard_milestones(run_dir)  # a rollout is never resumed
         return result
 
     def adopt(self, outcome: TaskOutcome) -> TaskOutcome:
