@@ -387,3 +387,13 @@ def test_best_of_on_docker_restarts_the_setups_programs_in_every_rollout(tmp_pat
         assert "replayed_steps" in trajectory
     after = {image.id for image in docker_client().images.list("stateact-snapshot")}
     assert after <= before  # the post-setup snapshot image is gone
+
+
+def test_recall_ranks_the_lesson_about_the_same_kind_of_task_first(tmp_path):
+    with LessonStore(tmp_path) as store:
+        store.add("gate-fix", "a", "Rename the slides in deck.pptx", "The gate rejected: deck.pptx")
+        store.add("gate-fix", "b", "Sum column B of budget.xlsx", "The gate rejected: formula lost")
+        store.add("state-location", "c", "Change the Thunderbird filter", "Saved in msgFilterRules")
+        found = store.search("Put the sum of column C of the budget workbook budget.xlsx in C20")
+        assert [lesson.task_id for lesson in found][:1] == ["b"]
+        assert store.search("the and for with") == []  # only common words: nothing relevant

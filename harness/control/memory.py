@@ -30,6 +30,12 @@ INSTRUCTION_CHARS = 300
 MAX_PATHS = 5
 IGNORED_PREFIXES = ("/tmp/", "/proc/", "/home/user/.cache/", "/var/tmp/")
 QUERY_WORDS = 40
+STOPWORDS = frozenset(
+    "the and for with from into that this then than are was were has have had not but you your "
+    "its all any can will should must each which what when where who how use using file files "
+    "save saved make sure please also".split()
+)
+"""Words too common in instructions to say which lessons are relevant."""
 DEFAULT_RECALL = 3
 
 
@@ -99,7 +105,8 @@ class LessonStore:
 
     def search(self, query: str, limit: int = DEFAULT_RECALL) -> list[Lesson]:
         """The lessons most relevant to `query` by BM25 over instruction and lesson text."""
-        words = list(dict.fromkeys(re.findall(r"[A-Za-z0-9_]{3,}", query.lower())))[:QUERY_WORDS]
+        found = re.findall(r"[A-Za-z0-9_]{3,}", query.lower())
+        words = list(dict.fromkeys(w for w in found if w not in STOPWORDS))[:QUERY_WORDS]
         if not words:
             return []
         match = " OR ".join(f'"{word}"' for word in words)
