@@ -105,7 +105,7 @@ class LessonStore:
 
     def search(self, query: str, limit: int = DEFAULT_RECALL) -> list[Lesson]:
         """The lessons most relevant to `query` by BM25 over instruction and lesson text."""
-        found = re.findall(r"[A-Za-z0-9_]{3,}", query.lower())
+        found = re.findall(r"[a-z0-9_]{3,}|[0-9]+|[a-z][0-9]+", query.lower())
         words = list(dict.fromkeys(w for w in found if w not in STOPWORDS))[:QUERY_WORDS]
         if not words:
             return []
