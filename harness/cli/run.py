@@ -19,7 +19,7 @@ from tasks.support import check_references
 from .progress import TurnProgress
 
 OK_STATUSES = ("completed", "infeasible")
-MAX_BEST_OF = 8
+MAX_BEST_OF = 8  # as RunConfig.best_of allows
 
 
 def register(subparsers) -> None:

@@ -123,7 +123,7 @@ class RunConfig(BaseModel):
     """Settings of the `andor` control mode."""
     lstc: LstcConfig = Field(default_factory=LstcConfig)
     """Settings of the `lstc` control mode."""
-    best_of: int = 1
+    best_of: int = Field(1, ge=1, le=8)
     """Rollouts from the same post-setup snapshot; the gate's verdict, verified requirements and
     cost choose one (never the checker), and only that one is scored."""
     memory_dir: str | None = None
