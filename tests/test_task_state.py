@@ -224,3 +224,29 @@ def test_a_regression_after_verification_is_named_with_its_evidence(tmp_path):
     assert refused and refused[0]["requirements"] == ["r1"]
     text = json.dumps(events)
     assert "was VERIFIED, now fails" in text and "absent" in text
+
+
+def test_a_leaf_its_probe_cannot_decide_is_left_to_the_gate(tmp_path):
+    book = "/home/user/undecided.dat"  # not a workbook: the xlsx probe cannot read it
+    probe = {"kind": "xlsx_cells", "path": book, "expect": {"A1": {"value": 1}}}
+    agent = [
+        bash(f"echo not-a-workbook > {book}"),
+        bash(f"cat {book}"),
+        bash("true"),
+        call("finish", summary="done"),
+    ]
+    model = RoutedModel(lambda s, t: [{"text": "A1 is 1", "probe": probe}], agent)
+    gate = ScriptedModel([call("verdict", passed=True, gaps=[])])
+    result = run_task(
+        _task(tmp_path, "Fill A1 of the workbook."),
+        _config(),
+        tmp_path / "run",
+        model=model,
+        gate_model=gate,
+    )
+    # The probe could not run (not a workbook): no refusal; the gate decided, and its verdict
+    # verified the requirement (the uncertain verifier falls back to the gate's judgement).
+    assert result["status"] == "completed" and result["gate_rounds"] == 1
+    state = TaskState.load(tmp_path / "run")
+    assert state.requirements[0].status == VERIFIED
+    assert state.requirements[0].source == "gate verdict"

@@ -69,9 +69,9 @@ class BoundaryCheckedTool:
 
 class LeafFinishGuard:
     """`finish` under the task state (StructAgent's leaf gate): the stored probes run first, and
-    while a leaf requirement a probe decides is not VERIFIED the finish is refused, naming each one
+    while a leaf requirement's probe says it does not hold the finish is refused, naming each one
     with its evidence (an INVALIDATED one as a regression), before any gate round is spent. After
-    `max_refusals` refusals it yields to the gate, whose round then fails closed on those leaves."""
+    `max_refusals` refusals it yields to the gate, whose round fails closed on a failing probe."""
 
     def __init__(self, task_state: TaskState, sandbox, review, record=None, max_refusals: int = 3):
         self.task_state = task_state
@@ -83,7 +83,7 @@ class LeafFinishGuard:
 
     def __call__(self, summary: str) -> str | None:
         self.task_state.check_boundary(self.sandbox, "check at finish")
-        blocking = self.task_state.unverified_leaves(with_probe_only=True)
+        blocking = self.task_state.refuted_leaves()
         if not blocking or self.refusals >= self.max_refusals:
             return self.review(summary) if self.review else None
         self.refusals += 1

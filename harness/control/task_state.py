@@ -79,6 +79,8 @@ class TaskState:
         self.listeners: list[Callable[[list[Requirement]], None]] = []
         self.path = Path(run_dir) / STATE_FILE if run_dir else None
         self._newly_verified: list[Requirement] = []
+        self.last_verdicts: dict[str, bool | None] = {}
+        """Each stored probe's answer at the last boundary check (None: it could not decide)."""
 
     # -- construction -----------------------------------------------------------------------------
 
@@ -199,13 +201,15 @@ class TaskState:
         needed = {rid for r in self.requirements for rid in r.depends_on}
         return [r for r in self.requirements if r.id not in needed]
 
-    def unverified_leaves(self, *, with_probe_only: bool = False) -> list[Requirement]:
-        """Leaves not VERIFIED; `with_probe_only` keeps those a stored probe can decide before the
-        gate (a probe-less requirement only the gate's verdict can verify)."""
+    def refuted_leaves(self) -> list[Requirement]:
+        """Leaves not VERIFIED whose stored probe answered False at the last check: what a finish
+        must not pass. A probe that could not decide leaves the requirement to the gate's verdict
+        (as StructAgent's uncertain verifier falls back to the model), and a probe-less one only
+        the gate can verify."""
         return [
             r
             for r in self.leaves()
-            if r.status != VERIFIED and (r.probe is not None or not with_probe_only)
+            if r.status != VERIFIED and self.last_verdicts.get(r.id) is False
         ]
 
     # -- verifier entry points (the only ways a status changes) -------------------------------------
@@ -231,18 +235,13 @@ class TaskState:
         for path in _changed_paths(gate_probes):
             self.set_value(path, "confirmed by a gate probe", "gate")
         self._flush()
-        if passed:  # a leaf whose probe could not decide is not verified: the round fails closed
-            gaps += [
-                f"requirement {r.id} ({r.text[:80]}) is not verified: "
-                f"{results.get(r.id, (None, r.evidence))[1] or 'no evidence'}"
-                for r in self.unverified_leaves()
-            ]
         return gaps
 
     def check_boundary(self, sandbox, source: str) -> list[Change]:
         """Re-run every stored probe (after a subagent or an action node returned)."""
         before = len(self.evidence)
         results = self._run_stored_probes(sandbox)
+        self.last_verdicts = {rid: verdict for rid, (verdict, _) in results.items()}
         for rid, (verdict, evidence) in results.items():
             if verdict is not None:
                 self._decide(self._get(rid), verdict, evidence, source)
