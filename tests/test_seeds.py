@@ -340,6 +340,8 @@ def test_the_suite_reports_per_mode_and_per_option_with_best_of(tmp_path, bwrap)
     seeds = lines[1]
     assert seeds["success"] and seeds["best_of"]["selected"] in (1, 2)
     assert seeds["main_steps"] > 0  # counted in the chosen rollout's folder
+    chosen = tmp_path / "seeds" / seeds["run_dir"] / f"rollout-{seeds['best_of']['selected']}"
+    assert "echo hello" in (chosen / "trajectory.html").read_text()
     summary = summarize(lines)
     assert summary["by_option"]["best_of"]["2"]["successes"] == 1
     assert summary["by_option"]["best_of"]["1"]["tasks"] == 1

@@ -361,7 +361,8 @@ class SuiteRun:
         line = self._result_line(result, path, run_dir, task)
         self.results_file.append(line)
         try:
-            write_trajectory_html(run_dir)
+            for folder in [run_dir, *sorted(run_dir.glob("rollout-*"))]:  # best-of rollouts too
+                write_trajectory_html(folder)
         except Exception as exc:  # noqa: BLE001 -- a rendering problem must not lose the result
             log.warning("could not render %s/trajectory.html: %s", run_dir, exc)
         if self.on_result:

@@ -80,7 +80,7 @@ def add_run_options(parser) -> None:
         "--task-state",
         action="store_true",
         help="keep a verifier-committed task state with milestone snapshots; finish is refused "
-        "while a requirement its probe decides is not verified",
+        "while a requirement's stored probe says it does not hold",
     )
     parser.add_argument(
         "--thinking",
