@@ -189,6 +189,11 @@ def test_memory_cli_lists_shows_and_forgets(tmp_path, capsys):
     assert main(["memory", "forget", "1", "--memory", str(tmp_path)]) == 0
     assert main(["memory", "list", "--memory", str(tmp_path)]) == 0
     assert "no lessons" in capsys.readouterr().out
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "lessons.sqlite").write_text("not a database")
+    assert main(["memory", "list", "--memory", str(broken)]) == 2
+    assert "cannot be opened" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -198,6 +203,7 @@ def test_memory_cli_lists_shows_and_forgets(tmp_path, capsys):
         (["--thinking", "lots"], "--thinking must be adaptive, off or a token budget"),
         (["--thinking", "100"], "at least 1024"),
         (["--worker-depth", "3"], "--worker-depth must be 1 or 2"),
+        (["--memory", "/dev/null"], "is not a folder"),
     ],
 )
 def test_bad_option_values_are_one_sentence_and_exit_2(tmp_path, capsys, argv, message):

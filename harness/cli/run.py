@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from harness.control.memory import LessonStore
 from harness.kernel.core import StateActError, require_one_of
 from harness.kernel.display import visible
 from harness.kernel.records import safe_run_name
@@ -168,6 +169,7 @@ def _memory_dir(value: str | None) -> str | None:
     path = Path(value).expanduser()
     if path.exists() and not path.is_dir():
         raise StateActError(f"--memory {value} is not a folder.")
+    LessonStore(path).close()  # a store that cannot be opened fails now, not after the run
     return str(path.resolve())
 
 
