@@ -122,6 +122,7 @@ def test_a_lesson_from_run_one_reaches_run_two_first_request(tmp_path, bwrap):
     gate = ScriptedModel(
         [
             call("verdict", passed=False, gaps=["note.txt says goodbye, not hello"]),
+            call("probe", spec={"kind": "file_grep", "path": NOTE, "patterns": ["^hello$"]}),
             call("verdict", passed=True, gaps=[]),
         ]
     )
@@ -131,7 +132,7 @@ def test_a_lesson_from_run_one_reaches_run_two_first_request(tmp_path, bwrap):
     assert first["status"] == "completed" and first["gate_rounds"] == 2
     with LessonStore(memory) as store:
         kinds = [lesson.kind for lesson in store.all()]
-    assert kinds == ["gate-fix", "state-location"]
+    assert kinds == ["gate-fix", "state-location", "check"]
     second_agent = _agent("hello")
     run_task(
         _task(tmp_path, "two"),
@@ -143,6 +144,7 @@ def test_a_lesson_from_run_one_reaches_run_two_first_request(tmp_path, bwrap):
     first_request = json.dumps(second_agent.calls[0]["messages"])
     assert "<lessons-from-earlier-runs>" in first_request
     assert "note.txt says goodbye, not hello" in first_request and NOTE in first_request
+    assert f"a file_grep probe on {NOTE}" in first_request
     # Off by default: a run without --memory gets no lessons.
     plain = _agent("hello")
     run_task(

@@ -43,7 +43,8 @@ DEFAULT_RECALL = 3
 class Lesson:
     id: int
     kind: str
-    """`gate-fix` (a rejection a later round passed), `gate-gap` (never fixed), `state-location`."""
+    """`gate-fix` (a rejection a later round passed), `gate-gap` (never fixed), `state-location`,
+    `check` (a probe that confirmed the accepted state)."""
     task_id: str
     instruction: str
     text: str
@@ -199,7 +200,24 @@ def distill(run_dir: Path) -> list[tuple[str, str]]:
         lessons.append(
             ("state-location", f"The accepted state was saved in {', '.join(fixed_paths)}.")
         )
+    checks = _confirming_probes(passing) if passing else []
+    if checks:
+        lessons.append(
+            ("check", f"The gate confirmed the accepted state with {'; '.join(checks)}.")
+        )
     return lessons
+
+
+def _confirming_probes(round_data: dict) -> list[str]:
+    """The passing round's probes that answered yes, as `kind on path` (how the state was read)."""
+    found = []
+    for probe in round_data.get("probes") or []:
+        spec = probe.get("spec") if isinstance(probe, dict) else None
+        if not isinstance(spec, dict) or probe.get("verdict") is not True:
+            continue
+        target = spec.get("path") or " ".join(str(a) for a in spec.get("argv") or [])
+        found.append(f"a {clean(spec.get('kind', '?'), 20)} probe on {clean(target, 100)}")
+    return list(dict.fromkeys(found))[:3]
 
 
 def _gate_rounds(run_dir: Path) -> list[dict]:
