@@ -23,7 +23,7 @@ from sandboxes.docker_backend import docker_client
 from tasks.schema import Task
 
 from .conftest import require_image
-from .control_helpers import bash, call
+from .control_helpers import RoutedModel, bash, call
 from .fakes import FakeAnthropicServer
 
 NOTE = "/home/user/note.txt"
@@ -407,3 +407,29 @@ def test_recall_ranks_the_lesson_about_the_same_kind_of_task_first(tmp_path):
         found = store.search("Put the sum of column C of the budget workbook budget.xlsx in C20")
         assert [lesson.task_id for lesson in found][:1] == ["b"]
         assert store.search("the and for with") == []  # only common words: nothing relevant
+
+
+def test_best_of_prefers_more_verified_requirements_when_no_rollout_passes(tmp_path, bwrap):
+    grep_hello = {"kind": "file_grep", "path": NOTE, "patterns": ["^hello$"]}
+    requirements = [{"text": "note.txt says hello", "probe": grep_hello}]
+    finish = call("finish", summary="done")
+    idle = [bash("true")] * 3 + [finish] * 4  # three refusals, then the gate decides
+    worked = [bash(f"echo hello > {NOTE}"), bash(f"cat {NOTE}"), bash("true"), finish]
+    agents = [RoutedModel(lambda s, t: requirements, turns) for turns in (idle, worked)]
+    gates = [ScriptedModel([call("verdict", passed=False, gaps=["not convincing"])]) for _ in "12"]
+    config = _config(best_of=2)
+    config.task_state.enabled = True
+    config.gate.max_rejections = 1
+    out = tmp_path / "run"
+    result = run_task(_task(tmp_path), config, out, model=agents, gate_model=gates)
+    assert [r["status"] for r in result["best_of"]["rollouts"]] == ["gate_rejected"] * 2
+    assert result["best_of"]["selected"] == 2
+    assert result["best_of"]["reasons"][-1] == "selected rollout 2: more requirements verified"
+    assert "0/1 verified" in result["best_of"]["reasons"][0]
+    refusals = [
+        json.loads(line)
+        for line in (out / "rollout-1" / "trajectory.jsonl").open()
+        if '"finish_refused"' in line
+    ]
+    assert [r["refusal"] for r in refusals] == [1, 2, 3]  # then the gate had its round
+    assert result["score"] == 1.0  # scored after the choice: rollout 2 wrote hello
