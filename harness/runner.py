@@ -10,6 +10,7 @@ import logging
 import tempfile
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from harness.control.main_agent import MainAgent
@@ -19,18 +20,23 @@ from harness.kernel.records import RunRecord, write_json_atomic
 from harness.kernel.resume import restore_main_agent
 from harness.run.config import RunConfig
 from harness.run.context import RunContext
-from sandboxes import SandboxError, open_sandbox
+from sandboxes import SandboxError, discard_snapshot, open_sandbox
 from subagents import DelegateTool, main_agent_extra_tools
 from tasks.evaluate import evaluate
 from tasks.getters import SandboxSource
 from tasks.schema import Task, load_task
-from tasks.setup import run_setup
+from tasks.setup import GUI_STEPS, run_setup
 
 from .control import StateActHooks, gate_review, run_control
+from .control.best_of import Rollout, select_rollout, selection_summary
+from .control.memory import recall, remember
 from .control.milestones import discard_milestones, last_milestone, snapshot_of
 from .models import endpoint_provider, make_model
 
 log = logging.getLogger(__name__)
+
+RESTART_STEPS = GUI_STEPS | {"sleep"}
+"""Setup steps a best-of rollout runs again on its snapshot: they start programs, change no file."""
 
 
 def run_task(
@@ -39,12 +45,16 @@ def run_task(
     out_dir: str | Path,
     *,
     resume: bool = False,
-    model: Model | None = None,
-    gate_model: Model | None = None,
+    model: Model | list[Model] | None = None,
+    gate_model: Model | list[Model] | None = None,
     on_turn=None,
     after_run=None,
 ) -> dict:
     """Run `task` under `config`, writing the run directory `out_dir`; returns result.json's content.
+
+    Under `config.best_of` N > 1, `model` and `gate_model` may be lists of N (one per rollout); a
+    single model is shared by the rollouts (fine for API clients, not for a scripted model), and
+    None builds one per rollout from the spec. A best-of run is never resumed: it starts again.
 
     `after_run(sandbox)`, when given, runs once the agent has ended and the task is scored, before the
     sandbox closes (to copy results out); a `StateActError` from it becomes the result's error.
@@ -66,10 +76,13 @@ def run_task(
         {"task_id": task.id, "task_path": str(task.base_dir), **config.model_dump(mode="json")}
     )
     outcome = TaskOutcome(task.id, control=config.control, preset=config.preset)
+    outcome.options = config.options()
     sandbox = None
+    selection: BestOf | None = None
     try:
-        model = model or make_model(config.model, config.model_options)
-        milestone = last_milestone(out_dir) if resume else None  # the newest verified state
+        if config.best_of == 1:
+            model = model or make_model(config.model, config.model_options)
+        milestone = last_milestone(out_dir) if resume and config.best_of == 1 else None
         sandbox = open_sandbox(config.sandbox, snapshot_of(milestone))
         outcome.status = "setup"
 
@@ -92,14 +105,19 @@ def run_task(
             stats=stats,
             outcome=outcome,
             started_at=started_at,
-            resume=resume,
+            resume=resume and config.best_of == 1,
             milestone=milestone,
         )
-        end = _run_agent(context)
-        outcome.status, outcome.final_action = (
-            end.status,
-            ("FAIL" if end.status == "infeasible" else None),
-        )
+        if config.best_of > 1:
+            selection = BestOf(context, model, gate_model)
+            sandbox = selection.run()  # the chosen rollout's sandbox; the setup one is closed
+            outcome = selection.adopt(outcome)
+        else:
+            end = _run_agent(context)
+            outcome.status, outcome.final_action = (
+                end.status,
+                ("FAIL" if end.status == "infeasible" else None),
+            )
         _score(task, sandbox, config, outcome)
         if after_run is not None:
             after_run(sandbox)
@@ -111,11 +129,21 @@ def run_task(
     finally:
         if sandbox is not None:
             sandbox.close()
+        if selection is not None:
+            selection.close()
     result = outcome.result(stats)
+    if selection is not None:
+        result.update(selection.summary())
     record.append("result", agent="harness", **result)
     record.write_result(result)
     record.close()
     discard_milestones(out_dir)  # with a result, nothing resumes this run
+    if config.memory_dir:
+        lessons_from = selection.chosen_dir if selection and selection.chosen_dir else out_dir
+        try:
+            remember(config.memory_dir, task.id, task.instruction, lessons_from)
+        except (StateActError, OSError) as exc:
+            log.warning("lessons of %s not stored: %s", task.id, exc)
     return result
 
 
@@ -126,7 +154,7 @@ def _run_agent(context: RunContext):
     delegate = DelegateTool(context) if context.config.subagents.enabled else None
     agent = MainAgent(
         context,
-        review=gate_review(context, hooks.on_decision),
+        review=hooks.guard_finish(gate_review(context, hooks.on_decision), context.record),
         delegate_tool=hooks.wrap_delegate(delegate),
         hooks=hooks.loop_hooks,
         extra_tools=main_agent_extra_tools(context),
@@ -137,7 +165,152 @@ def _run_agent(context: RunContext):
             agent, context.record, context.sandbox, since_event_index=context.since_event_index
         )
     hooks.attach(agent)
-    return agent.run(context.task.instruction)
+    return agent.run(_with_lessons(context))
+
+
+def _with_lessons(context: RunContext) -> str:
+    """The instruction, followed by the lessons of earlier runs when `--memory` is on."""
+    instruction = context.task.instruction
+    if not context.config.memory_dir or context.resume:
+        return instruction
+    try:
+        lessons = recall(context.config.memory_dir, instruction)
+    except (StateActError, OSError) as exc:
+        log.warning("lessons not read: %s", exc)
+        return instruction
+    if context.record is not None:
+        context.record.append("lessons_recalled", agent="harness", text=lessons)
+    return f"{instruction}\n\n{lessons}" if lessons else instruction
+
+
+class BestOf:
+    """`--best-of N`: N rollouts from one post-setup snapshot, each in its own sandbox and run
+    folder (`rollout-1/`, …), run in parallel; one chosen by `select_rollout` (never the checker).
+    Its sandbox is handed back for scoring; the others are closed as soon as the choice is made."""
+
+    def __init__(self, context: RunContext, model, gate_model):
+        self.context = context
+        self.n = context.config.best_of
+        self.models = self._per_rollout(model, "model")
+        self.gate_models = self._per_rollout(gate_model, "gate_model")
+        self.sandboxes: list = [None] * self.n
+        self.results: list[dict] = []
+        self.chosen: Rollout | None = None
+        self.reasons: list[str] = []
+        self.snapshot = None
+
+    def _per_rollout(self, given, name: str) -> list:
+        if isinstance(given, list | tuple):
+            if len(given) != self.n:
+                raise StateActError(f"best-of-{self.n} needs {self.n} {name}s, got {len(given)}.")
+            return list(given)
+        return [given] * self.n  # None: each rollout builds its own from the spec
+
+    @property
+    def chosen_dir(self) -> Path | None:
+        return self._dir(self.chosen.index) if self.chosen else None
+
+    def _dir(self, index: int) -> Path:
+        return self.context.record.dir / f"rollout-{index}"
+
+    def run(self):
+        """Run the rollouts and choose; returns the chosen rollout's (still open) sandbox."""
+        setup_sandbox = self.context.sandbox
+        self.snapshot = setup_sandbox.snapshot()
+        setup_sandbox.close()
+        self.context.record.append("best_of_started", agent="harness", rollouts=self.n)
+        # Opened here, not in the pool: a local sandbox dies with the thread that started it.
+        for index in range(self.n):
+            self.sandboxes[index] = open_sandbox(self.context.config.sandbox, self.snapshot)
+        with ThreadPoolExecutor(max_workers=self.n, thread_name_prefix="rollout") as pool:
+            self.results = list(pool.map(self._rollout, range(1, self.n + 1)))
+        rollouts = [
+            Rollout.from_result(i, result, self._dir(i))
+            for i, result in enumerate(self.results, start=1)
+        ]
+        self.chosen, self.reasons = select_rollout(rollouts)
+        self.context.record.append(
+            "best_of_selected", agent="harness", selected=self.chosen.index, reasons=self.reasons
+        )
+        for index, sandbox in enumerate(self.sandboxes, start=1):
+            if sandbox is not None and index != self.chosen.index:
+                sandbox.close()
+        chosen = self.sandboxes[self.chosen.index - 1]
+        if chosen is None:
+            raise StateActError(f"rollout {self.chosen.index} has no sandbox to score.")
+        return chosen
+
+    def _rollout(self, index: int) -> dict:
+        base = self.context
+        run_dir = self._dir(index)
+        record = RunRecord(run_dir)
+        stats = RunStats(on_turn=base.stats.on_turn)
+        outcome = TaskOutcome(base.task.id, control=base.config.control, preset=base.config.preset)
+        outcome.options = base.config.options()
+        try:
+            model = self.models[index - 1] or make_model(
+                base.config.model, base.config.model_options
+            )
+            sandbox = self.sandboxes[index - 1]
+            # A snapshot keeps files, not running programs: the setup's window steps run again so
+            # each rollout starts with the applications the setup opened.
+            replayed = [step for step in base.task.config if step.type in RESTART_STEPS]
+            outcome.status = "setup"
+            run_setup(replayed, sandbox, base.task, _cache_dir(base.config))
+            record.append(
+                "setup_done",
+                agent="harness",
+                started_at=base.started_at,
+                rollout=index,
+                replayed_steps=[step.type for step in replayed],
+            )
+            outcome.status = "running"
+            context = RunContext(
+                config=base.config,
+                model=model,
+                sandbox=sandbox,
+                task=base.task,
+                gate_model=self.gate_models[index - 1],
+                record=record,
+                stats=stats,
+                outcome=outcome,
+                started_at=base.started_at,
+            )
+            end = _run_agent(context)
+            outcome.status = end.status
+            outcome.final_action = "FAIL" if end.status == "infeasible" else None
+        except StateActError as exc:
+            outcome.fail(_error_status(exc, outcome.status), str(exc))
+        except Exception as exc:  # one rollout's bug must not take the others down
+            log.error("rollout %d failed:\n%s", index, traceback.format_exc())
+            outcome.fail("error", f"{type(exc).__name__}: {exc}")
+        result = {**outcome.result(stats), "rollout": index, "score": None}
+        record.append("result", agent="harness", **result)
+        record.write_result(result)  # unscored: only the chosen rollout is scored, at the top
+        record.close()
+        discard_milestones(run_dir)  # a rollout is never resumed
+        return result
+
+    def adopt(self, outcome: TaskOutcome) -> TaskOutcome:
+        """The top-level outcome takes the chosen rollout's status and gate record."""
+        chosen = self.results[self.chosen.index - 1]
+        outcome.status = chosen["status"]
+        outcome.error = chosen["error"]
+        outcome.final_action = "FAIL" if chosen["status"] == "infeasible" else None
+        outcome.gate_rounds = chosen["gate_rounds"]
+        outcome.gate_passed = chosen["gate_passed"]
+        return outcome
+
+    def summary(self) -> dict:
+        """What result.json adds: the cost of every rollout, and the selection with its reasons."""
+        return selection_summary(self.results, self.chosen, self.reasons)
+
+    def close(self) -> None:
+        for sandbox in self.sandboxes:
+            if sandbox is not None:
+                sandbox.close()  # closing twice is harmless
+        if self.snapshot is not None:
+            discard_snapshot(self.snapshot)
 
 
 def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None:
@@ -188,6 +361,8 @@ class TaskOutcome:
         self.gate_rounds = 0
         self.gate_passed: bool | None = None
         self.evaluation_note: str | None = None
+        self.options: dict = {}
+        """The run's ablation switches (`RunConfig.options`)."""
         self.started = time.monotonic()
 
     def fail(self, status: str, error: str) -> None:
@@ -220,6 +395,7 @@ class TaskOutcome:
             "evaluation_note": self.evaluation_note,
             "control": self.control,
             "preset": self.preset,
+            "options": self.options,
         }
 
 

@@ -130,10 +130,10 @@ def test_the_agents_own_claims_never_change_a_status(tmp_path):
     )
     result = run_task(task, config, tmp_path / "run", model=model, gate_model=gate)
     assert result["status"] == "script_exhausted"
-    # The gate model passed the round, but the stored probe failed it closed; the claim changed nothing.
-    assert result["gate_passed"] is False
-    round_1 = json.loads((tmp_path / "run" / "gate" / "round-1.json").read_text())
-    assert round_1["source"] == "probe" and round_1["gap_layers"] == ["probe"]
+    # The stored probe fails, so the leaf guard refuses the finish before any gate round.
+    assert result["gate_passed"] is None and result["gate_rounds"] == 0
+    trajectory = (tmp_path / "run" / "trajectory.jsonl").read_text()
+    assert '"event": "finish_refused"' in trajectory and "finish is refused" in trajectory
     state = TaskState.load(tmp_path / "run")
     assert state.requirements[0].status == PENDING
     lines = (tmp_path / "run" / "state.jsonl").read_text().splitlines()
@@ -152,3 +152,101 @@ def test_the_agents_own_claims_never_change_a_status(tmp_path):
 def test_both_list_shapes_parse(tmp_path, answer):
     state = TaskState.initialize("Do x.", RoutedModel(lambda s, t: answer))
     assert state.origin == "model" and state.requirements[0].text == "x"
+
+
+def _task(tmp_path, instruction: str) -> Task:
+    return Task.model_validate(
+        {
+            "id": "leaf",
+            "instruction": instruction,
+            "config": [],
+            "evaluator": {},
+            "base_dir": tmp_path,
+        }
+    )
+
+
+def _config() -> RunConfig:
+    config = RunConfig(model="script/test")
+    config.sandbox.backend = "local"
+    config.task_state.enabled = True
+    config.subagents.enabled = []
+    return config
+
+
+def test_finish_is_refused_while_a_leaf_is_unverified_then_accepted(tmp_path):
+    requirements = [
+        {"text": "draft.txt exists", "probe": {"kind": "file_exists", "path": "/home/user/d.txt"}},
+        {"text": "note.txt says hello", "probe": GREP_HELLO, "depends_on": ["r1"]},
+    ]
+    agent = [
+        bash("echo draft > /home/user/d.txt"),
+        bash(f"echo hullo > {NOTE}"),
+        bash(f"cat {NOTE}"),
+        call("finish", summary="done"),
+        bash(f"echo hello > {NOTE}"),
+        call("finish", summary="fixed"),
+    ]
+    model = RoutedModel(lambda system, text: requirements, agent)
+    gate = ScriptedModel([call("verdict", passed=True, gaps=[])])
+    task = _task(tmp_path, f"Write a draft, then hello into {NOTE}.")
+    result = run_task(task, _config(), tmp_path / "run", model=model, gate_model=gate)
+    assert result["status"] == "completed" and result["gate_rounds"] == 1
+    results = model.script.calls[4]["messages"][-1]["content"]
+    refusal = json.dumps([b for b in results if b.get("type") == "tool_result"])
+    assert "finish is refused" in refusal and "[r2] note.txt says hello: PENDING" in refusal
+    assert "[r1]" not in refusal  # r1 is verified and not a leaf
+    assert gate.position == 1  # the refusal spent no gate round
+    state = TaskState.load(tmp_path / "run")
+    assert [r.status for r in state.requirements] == [VERIFIED, VERIFIED]
+    assert state.requirements[1].depends_on == ["r1"]
+
+
+def test_a_regression_after_verification_is_named_with_its_evidence(tmp_path):
+    requirements = [{"text": "note.txt says hello", "probe": GREP_HELLO}]
+    agent = [
+        bash(f"echo hello > {NOTE}"),
+        bash(f"cat {NOTE}"),
+        bash("true"),
+        call("finish", summary="done"),  # gate fails on the model layer; r1 verified by its probe
+        bash(f"echo goodbye > {NOTE}"),
+        call("finish", summary="again"),
+    ]
+    model = RoutedModel(lambda system, text: requirements, agent)
+    gate = ScriptedModel([call("verdict", passed=False, gaps=["the summary is too short"])])
+    task = _task(tmp_path, f"Write hello into {NOTE}.")
+    result = run_task(task, _config(), tmp_path / "run", model=model, gate_model=gate)
+    assert result["status"] == "script_exhausted" and result["gate_rounds"] == 1
+    state = TaskState.load(tmp_path / "run")
+    assert state.requirements[0].status == INVALIDATED
+    events = [json.loads(line) for line in (tmp_path / "run" / "trajectory.jsonl").open()]
+    refused = [e for e in events if e["event"] == "finish_refused"]
+    assert refused and refused[0]["requirements"] == ["r1"]
+    text = json.dumps(events)
+    assert "was VERIFIED, now fails" in text and "absent" in text
+
+
+def test_a_leaf_its_probe_cannot_decide_is_left_to_the_gate(tmp_path):
+    book = "/home/user/undecided.dat"  # not a workbook: the xlsx probe cannot read it
+    probe = {"kind": "xlsx_cells", "path": book, "expect": {"A1": {"value": 1}}}
+    agent = [
+        bash(f"echo not-a-workbook > {book}"),
+        bash(f"cat {book}"),
+        bash("true"),
+        call("finish", summary="done"),
+    ]
+    model = RoutedModel(lambda s, t: [{"text": "A1 is 1", "probe": probe}], agent)
+    gate = ScriptedModel([call("verdict", passed=True, gaps=[])])
+    result = run_task(
+        _task(tmp_path, "Fill A1 of the workbook."),
+        _config(),
+        tmp_path / "run",
+        model=model,
+        gate_model=gate,
+    )
+    # The probe could not run (not a workbook): no refusal; the gate decided, and its verdict
+    # verified the requirement (the uncertain verifier falls back to the gate's judgement).
+    assert result["status"] == "completed" and result["gate_rounds"] == 1
+    state = TaskState.load(tmp_path / "run")
+    assert state.requirements[0].status == VERIFIED
+    assert state.requirements[0].source == "gate verdict"

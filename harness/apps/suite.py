@@ -191,6 +191,12 @@ def bare_result(task_id: str, status: str, error: str) -> dict:
     return result
 
 
+def _agent_dir(run_dir: Path, result: dict) -> Path:
+    """Where the main agent's trajectory is: the chosen rollout's folder under `--best-of`."""
+    chosen = (result.get("best_of") or {}).get("selected")
+    return run_dir / f"rollout-{int(chosen)}" if chosen else run_dir
+
+
 def trajectory_counts(run_dir: Path) -> dict:
     """Main-agent tool calls, and how many of them delegated to the GUI specialist."""
     steps = gui = 0
@@ -357,12 +363,24 @@ class SuiteRun:
         line = self._result_line(result, path, run_dir, task)
         self.results_file.append(line)
         try:
-            write_trajectory_html(run_dir)
+            for folder in [run_dir, *sorted(run_dir.glob("rollout-*"))]:  # best-of rollouts too
+                write_trajectory_html(folder)
         except Exception as exc:  # noqa: BLE001 -- a rendering problem must not lose the result
             log.warning("could not render %s/trajectory.html: %s", run_dir, exc)
         if self.on_result:
             self.on_result(line)
         return line
+
+    def _models(self, task: Task) -> tuple:
+        """The task's model and gate model; one of each per rollout under `--best-of`."""
+        copies = self.config.best_of
+
+        def build(factory):
+            if factory is None:
+                return None
+            return factory(task) if copies == 1 else [factory(task) for _ in range(copies)]
+
+        return build(self.model_factory), build(self.gate_model_factory)
 
     def _run_loaded(self, task: Task, run_dir: Path) -> dict:
 
@@ -374,8 +392,7 @@ class SuiteRun:
             return self._write_bare(run_dir, bare_result(task.id, "unsupported", reason))
         for attempt in range(1, ENVIRONMENT_RETRIES + 2):
             try:
-                model = self.model_factory(task)
-                gate_model = self.gate_model_factory(task) if self.gate_model_factory else None
+                model, gate_model = self._models(task)
             except StateActError as exc:
                 return self._write_bare(run_dir, bare_result(task.id, "model_error", str(exc)))
             result = run_task(
@@ -426,7 +443,8 @@ class SuiteRun:
             "model": self.config.model,
             "task_path": str(path),
             "run_dir": str(run_dir.relative_to(self.out_dir)),
-            **trajectory_counts(run_dir),
+            "options": result.get("options") or self.config.options(),
+            **trajectory_counts(_agent_dir(run_dir, result)),
         }
 
     def finish(self, results: dict[Path, dict]) -> dict:

@@ -23,6 +23,7 @@ COMMANDS = {
     "batch": "run one instruction over many files, each in its own sandbox and through the gate",
     "code": "run a coding instruction on a copy of a repository and get a gate-checked patch",
     "mcp": "run an MCP server (stdio) exposing sandboxes and the finish gate",
+    "memory": "list, show or forget the lessons a --memory folder keeps",
     "report": "summarize a run directory or a suite directory",
     "sandbox": "run a command or a shell in a fresh sandbox",
     "image": "build or list the sandbox images",

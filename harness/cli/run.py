@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from harness.control.memory import LessonStore
 from harness.kernel.core import StateActError, require_one_of
 from harness.kernel.display import visible
 from harness.kernel.records import safe_run_name
@@ -19,6 +20,7 @@ from tasks.support import check_references
 from .progress import TurnProgress
 
 OK_STATUSES = ("completed", "infeasible")
+MAX_BEST_OF = 8  # as RunConfig.best_of allows
 
 
 def register(subparsers) -> None:
@@ -31,6 +33,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("task", help="task JSON file (OSWorld format, or just id + instruction)")
     add_run_options(parser)
+    add_selection_options(parser)
     parser.add_argument("--out", help="run directory (default runs/<task id>)")
     parser.add_argument(
         "--resume", action="store_true", help="continue an interrupted run in --out"
@@ -77,7 +80,40 @@ def add_run_options(parser) -> None:
     parser.add_argument(
         "--task-state",
         action="store_true",
-        help="keep a verifier-committed task state with milestone snapshots",
+        help="keep a verifier-committed task state with milestone snapshots; finish is refused "
+        "while a requirement's stored probe says it does not hold",
+    )
+    parser.add_argument(
+        "--thinking",
+        default="off",
+        help="Anthropic thinking: adaptive, off or a token budget N >= 1024 (default off)",
+    )
+    parser.add_argument(
+        "--worker-depth",
+        type=int,
+        default=1,
+        help="1 = flat delegation (default); 2 lets a worker delegate to a worker (depth ablation)",
+    )
+    parser.add_argument(
+        "--nested-gate",
+        action="store_true",
+        help="give workers a finish gate of their own (the nested ablation)",
+    )
+
+
+def add_selection_options(parser) -> None:
+    """Options of `run` and `suite`: best-of-N rollouts and the lesson memory."""
+    parser.add_argument(
+        "--best-of",
+        type=int,
+        default=1,
+        help="N rollouts from the same post-setup snapshot in parallel sandboxes; the gate's "
+        "verdict, verified requirements and cost pick one, which alone is scored (default 1)",
+    )
+    parser.add_argument(
+        "--memory",
+        metavar="DIR",
+        help="lesson store: the run starts with its most relevant lessons and adds its own",
     )
 
 
@@ -96,6 +132,11 @@ def build_config(args) -> RunConfig:
     require_one_of("control mode", getattr(args, "control", "stateact"), CONTROL_MODES)
     if args.max_turns < 1:
         raise StateActError("--max-turns must be at least 1.")
+    if getattr(args, "worker_depth", 1) not in (1, 2):
+        raise StateActError("--worker-depth must be 1 or 2.")
+    best_of = getattr(args, "best_of", 1)
+    if not 1 <= best_of <= MAX_BEST_OF:
+        raise StateActError(f"--best-of must be between 1 and {MAX_BEST_OF}.")
     config = RunConfig(
         model=args.model,
         preset=args.preset,
@@ -104,10 +145,15 @@ def build_config(args) -> RunConfig:
         allow_host_paths=bool(getattr(args, "allow_host_paths", False)),
     )
     config.task_state.enabled = bool(getattr(args, "task_state", False))
+    config.best_of = best_of
+    config.memory_dir = _memory_dir(getattr(args, "memory", None))
+    config.subagents.worker_depth = getattr(args, "worker_depth", 1)
+    config.subagents.nested_gate = bool(getattr(args, "nested_gate", False))
     config.model_options.base_url = args.base_url
     config.model_options.api_key = args.api_key
     config.model_options.provider = endpoint_provider(args.model)
     config.model_options.context_window = args.context_window
+    config.model_options = config.model_options.with_thinking(getattr(args, "thinking", "off"))
     config.gate.model = args.gate_model
     config.sandbox.backend = args.sandbox
     config.sandbox.image = args.image
@@ -117,12 +163,26 @@ def build_config(args) -> RunConfig:
     return config
 
 
+def _memory_dir(value: str | None) -> str | None:
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    if path.exists() and not path.is_dir():
+        raise StateActError(f"--memory {value} is not a folder.")
+    LessonStore(path).close()  # a store that cannot be opened fails now, not after the run
+    return str(path.resolve())
+
+
 def run(args) -> int:
     task = load_task(args.task)
     config = build_config(args)
     task.allow_host_paths = config.allow_host_paths
     check_references(task, Path(config.cache_dir) if config.cache_dir else None)
     model = make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
+    if config.best_of > 1:
+        if args.resume:
+            raise StateActError("--resume does not continue a --best-of run; start it again.")
+        model = None  # each rollout builds its own client (a scripted model has a position)
     out = Path(args.out or Path("runs") / safe_run_name(task.id))
     if out.exists() and any(out.iterdir()) and not args.resume:
         raise StateActError(

@@ -24,7 +24,7 @@ from tasks.coverage import coverage_table, evaluator_coverage
 from tasks.schema import load_task
 
 from .progress import RunsProgress
-from .run import add_run_options, build_config
+from .run import add_run_options, add_selection_options, build_config
 
 DEMO_DOMAINS = ("calc", "writer", "os", "db", "x")
 DEMO_MODEL = "anthropic/claude-sonnet-4-5"
@@ -45,6 +45,7 @@ def register(subparsers) -> None:
         "paths", nargs="+", metavar="PATH", help="task files or folders of task files"
     )
     add_run_options(parser)
+    add_selection_options(parser)
     for action in parser._actions:  # --dry-run and --demo need no model
         if action.dest == "model":
             action.required = False

@@ -28,7 +28,10 @@ NON_STEP_TOOLS = {"finish", "plan"}
 
 
 def main_system_prompt(preset: str = "full") -> str:
-    prompt = (PROMPTS / "main_agent.md").read_text()
+    # Under `no-act` the main agent has the computer tool itself: its prompt must not say it acts
+    # only through code (the ablation removes acting on state, not just the GUI specialist).
+    name = "main_agent_no_act.md" if preset == "no-act" else "main_agent.md"
+    prompt = (PROMPTS / name).read_text()
     if preset == "bash-only":
         prompt += "\n\nIn this run you have only `bash` and `finish`: no editor, Python tool or specialists.\n"
     return prompt

@@ -8,7 +8,7 @@ import inspect
 import logging
 
 from harness.control.stall import MainAgentStallWatch
-from harness.control.task_state import TaskState
+from harness.control.task_state import INVALIDATED, TaskState
 from harness.kernel.core import Tool, ToolError, ToolResult, ToolSpec
 from harness.kernel.loop import LoopHook, NoteHook
 
@@ -67,6 +67,51 @@ class BoundaryCheckedTool:
         return ToolResult(output=result.output + note, image_png=result.image_png)
 
 
+class LeafFinishGuard:
+    """`finish` under the task state (StructAgent's leaf gate): the stored probes run first, and
+    while a leaf requirement's probe says it does not hold the finish is refused, naming each one
+    with its evidence (an INVALIDATED one as a regression), before any gate round is spent. After
+    `max_refusals` refusals it yields to the gate, whose round fails closed on a failing probe."""
+
+    def __init__(self, task_state: TaskState, sandbox, review, record=None, max_refusals: int = 3):
+        self.task_state = task_state
+        self.sandbox = sandbox
+        self.review = review
+        self.record = record
+        self.max_refusals = max_refusals
+        self.refusals = 0
+
+    def __call__(self, summary: str) -> str | None:
+        self.task_state.check_boundary(self.sandbox, "check at finish")
+        blocking = self.task_state.refuted_leaves()
+        if not blocking or self.refusals >= self.max_refusals:
+            return self.review(summary) if self.review else None
+        self.refusals += 1
+        if self.record is not None:
+            self.record.append(
+                "finish_refused",
+                agent="harness",
+                requirements=[r.id for r in blocking],
+                refusal=self.refusals,
+            )
+        lines = "\n".join(_blocking_line(r) for r in blocking)
+        return (
+            "finish is refused: these requirements are not verified by their independent checks "
+            f"(refusal {self.refusals} of {self.max_refusals}):\n{lines}\n"
+            "Make the saved state satisfy them, re-read it, and call finish again."
+        )
+
+
+def _blocking_line(requirement) -> str:
+    evidence = requirement.evidence[:200] or "no evidence yet"
+    if requirement.status == INVALIDATED:
+        return (
+            f"- [{requirement.id}] {requirement.text[:120]}: was VERIFIED, now fails "
+            f"({evidence}); something undid it, restore it"
+        )
+    return f"- [{requirement.id}] {requirement.text[:120]}: {requirement.status} ({evidence})"
+
+
 class StateActHooks:
     """The task state, milestones, boundary checks and stall watch of one default-mode run."""
 
@@ -94,6 +139,12 @@ class StateActHooks:
         if self.stall is not None and (decision.passed is not True or gaps):
             self.stall.gate_rejected([*decision.gap_texts, *gaps])
         return gaps
+
+    def guard_finish(self, review, record=None):
+        """The finish gate's `review` behind the leaf guard when the task state is on."""
+        if self.task_state is None:
+            return review
+        return LeafFinishGuard(self.task_state, self.sandbox, review, record)
 
     @property
     def loop_hooks(self) -> list[LoopHook]:

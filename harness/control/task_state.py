@@ -43,6 +43,8 @@ class Requirement:
     """What the verifier that last decided it saw."""
     source: str = ""
     """Which verifier last decided it (probe, gate verdict, boundary check)."""
+    depends_on: list[str] = field(default_factory=list)
+    """Ids of the requirements this one builds on; a requirement nothing depends on is a leaf."""
 
 
 @dataclass
@@ -77,6 +79,8 @@ class TaskState:
         self.listeners: list[Callable[[list[Requirement]], None]] = []
         self.path = Path(run_dir) / STATE_FILE if run_dir else None
         self._newly_verified: list[Requirement] = []
+        self.last_verdicts: dict[str, bool | None] = {}
+        """Each stored probe's answer at the last boundary check (None: it could not decide)."""
 
     # -- construction -----------------------------------------------------------------------------
 
@@ -192,6 +196,22 @@ class TaskState:
     def done(self) -> bool:
         return all(r.status == VERIFIED for r in self.requirements)
 
+    def leaves(self) -> list[Requirement]:
+        """The requirements nothing else depends on: what a finished task must have verified."""
+        needed = {rid for r in self.requirements for rid in r.depends_on}
+        return [r for r in self.requirements if r.id not in needed]
+
+    def refuted_leaves(self) -> list[Requirement]:
+        """Leaves not VERIFIED whose stored probe answered False at the last check: what a finish
+        must not pass. A probe that could not decide leaves the requirement to the gate's verdict
+        (as StructAgent's uncertain verifier falls back to the model), and a probe-less one only
+        the gate can verify."""
+        return [
+            r
+            for r in self.leaves()
+            if r.status != VERIFIED and self.last_verdicts.get(r.id) is False
+        ]
+
     # -- verifier entry points (the only ways a status changes) -------------------------------------
 
     def apply_gate_decision(self, decision, gate_probes: list[dict], sandbox) -> list[str]:
@@ -221,6 +241,7 @@ class TaskState:
         """Re-run every stored probe (after a subagent or an action node returned)."""
         before = len(self.evidence)
         results = self._run_stored_probes(sandbox)
+        self.last_verdicts = {rid: verdict for rid, (verdict, _) in results.items()}
         for rid, (verdict, evidence) in results.items():
             if verdict is not None:
                 self._decide(self._get(rid), verdict, evidence, source)
@@ -333,8 +354,19 @@ def parse_requirements(value) -> tuple[list[Requirement], list[str]]:
             except ToolError as exc:
                 dropped.append(f"r{index}: probe dropped ({exc})")
                 probe = None
-        requirements.append(Requirement(f"r{index}", item["text"].strip(), probe))
+        requirements.append(
+            Requirement(f"r{index}", item["text"].strip(), probe, depends_on=_earlier(item, index))
+        )
     return requirements, dropped
+
+
+def _earlier(item: dict, index: int) -> list[str]:
+    """The `depends_on` ids that name an earlier requirement (anything else is ignored)."""
+    named = item.get("depends_on")
+    if not isinstance(named, list):
+        return []
+    earlier = {f"r{n}" for n in range(1, index)}
+    return sorted({rid for rid in named if isinstance(rid, str) and rid in earlier})
 
 
 def _changed_paths(gate_probes: list[dict]) -> list[str]:

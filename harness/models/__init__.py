@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 from harness.kernel import secrets
 from harness.kernel.core import Model, StateActError
 
+MIN_THINKING_BUDGET = 1024  # the Messages API's smallest `budget_tokens`
+
 
 class ModelConfig(BaseModel):
     """How to call a model; every field has a sensible default."""
@@ -40,8 +42,25 @@ class ModelConfig(BaseModel):
     """Price override in USD per million tokens: keys input, output, cache_read, cache_write."""
     thinking_budget: int | None = Field(None, gt=0)
     """Extended-thinking token budget (Anthropic); None turns thinking off."""
+    adaptive_thinking: bool = False
+    """Anthropic adaptive thinking (`{"type": "adaptive"}`; Claude 4.6 and later): the model decides
+    how much to think. Takes precedence over `thinking_budget`."""
     extra_headers: dict[str, str] = Field(default_factory=dict)
     """HTTP headers added to every request (auth-like values are [redacted] in run records)."""
+
+    def with_thinking(self, setting: str) -> ModelConfig:
+        """A copy with `--thinking adaptive|off|N` applied; StateActError names a bad value."""
+        setting = str(setting).strip().lower()
+        if setting == "adaptive":
+            return self.model_copy(update={"adaptive_thinking": True, "thinking_budget": None})
+        if setting == "off":
+            return self.model_copy(update={"adaptive_thinking": False, "thinking_budget": None})
+        if not setting.isdigit() or int(setting) < MIN_THINKING_BUDGET:
+            raise StateActError(
+                f"--thinking must be adaptive, off or a token budget of at least "
+                f"{MIN_THINKING_BUDGET}, not {setting!r}."
+            )
+        return self.model_copy(update={"adaptive_thinking": False, "thinking_budget": int(setting)})
 
     @field_serializer("extra_headers")
     def _hide_auth_headers(self, headers: dict[str, str]) -> dict[str, str]:

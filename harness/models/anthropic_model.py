@@ -115,7 +115,9 @@ class AnthropicModel:
     def complete(self, system: str, messages: list[dict], tools: list[ToolSpec]) -> ModelReply:
         params, betas = self.request_params(system, messages, tools)
         params["max_tokens"] = self.config.max_tokens
-        if self.config.thinking_budget:
+        if self.config.adaptive_thinking:  # the model decides how much to think (Claude 4.6+)
+            params["thinking"] = {"type": "adaptive"}
+        elif self.config.thinking_budget:
             budget = self.config.thinking_budget
             params["thinking"] = {"type": "enabled", "budget_tokens": budget}
             params["max_tokens"] = max(self.config.max_tokens, budget + 4096)

@@ -46,6 +46,32 @@ def mode_name(result: dict) -> str:
     return f"{result.get('preset') or 'full'}/{result.get('control') or 'stateact'}"
 
 
+OPTIONS = (
+    "preset",
+    "control",
+    "best_of",
+    "memory",
+    "thinking",
+    "task_state",
+    "worker_depth",
+    "nested_gate",
+)
+"""The switches `RunConfig.options` records with each result: what the seeds' ablations vary."""
+
+
+def option_value(result: dict, name: str) -> str:
+    """A result's value of one option as a group name (`?` when the result predates options)."""
+    options = result.get("options") or {}
+    value = options.get(name, result.get(name) if name in ("preset", "control") else None)
+    return "?" if value is None else str(value).lower()
+
+
+def by_option(results: list[dict]) -> dict[str, dict[str, dict]]:
+    """`outcome_stats` per value of every option: results of several suite runs (results.jsonl
+    lines put together) give one ablation table per option."""
+    return {name: by_key(results, lambda r, name=name: option_value(r, name)) for name in OPTIONS}
+
+
 def gui_use(results: list[dict]) -> dict:
     """How much the main agent leaned on the GUI specialist."""
     steps = sum(int(r.get("main_steps") or 0) for r in results)
@@ -93,6 +119,7 @@ def summarize(results: list[dict]) -> dict:
         "status_counts": dict(sorted(Counter(str(r.get("status")) for r in results).items())),
         "by_domain": by_key(results, lambda r: str(r.get("domain") or "?")),
         "by_mode": by_key(results, mode_name),
+        "by_option": by_option(results),
         "gui": gui_use(results),
         "gate": gate_confusion(results),
         "per_task": [

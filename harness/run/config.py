@@ -123,12 +123,33 @@ class RunConfig(BaseModel):
     """Settings of the `andor` control mode."""
     lstc: LstcConfig = Field(default_factory=LstcConfig)
     """Settings of the `lstc` control mode."""
+    best_of: int = Field(1, ge=1, le=8)
+    """Rollouts from the same post-setup snapshot; the gate's verdict, verified requirements and
+    cost choose one (never the checker), and only that one is scored."""
+    memory_dir: str | None = None
+    """A lesson store the run reads its few most relevant lessons from and writes its own into."""
     cache_dir: str | None = None
     """Where `download`/`cloud_file` URLs are looked up (OSWorld's cache naming)."""
     allow_host_paths: bool = False
     """Let task file references name host files outside the task's folder and the cache."""
 
     model_config = ConfigDict(protected_namespaces=())
+
+    def options(self) -> dict:
+        """The switches the seeds' ablation tables compare runs by (recorded with every result)."""
+        thinking = self.model_options
+        return {
+            "preset": self.preset,
+            "control": self.control,
+            "best_of": self.best_of,
+            "memory": self.memory_dir is not None,
+            "thinking": "adaptive"
+            if thinking.adaptive_thinking
+            else (str(thinking.thinking_budget) if thinking.thinking_budget else "off"),
+            "task_state": self.task_state.enabled,
+            "worker_depth": self.subagents.worker_depth,
+            "nested_gate": self.subagents.nested_gate,
+        }
 
     def with_preset(self) -> RunConfig:
         """A copy with the preset's switches applied."""
