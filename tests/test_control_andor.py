@@ -79,6 +79,10 @@ def nodes(tree: dict) -> dict:
 
 def test_repair_and_or_alternative_recover_failed_nodes(tmp_path):
     def planner(system, text):
+        if "candidate table" in system:
+            return {"constraints": [], "needed": None, "candidates": []}
+        if "alternative strategy" in system:  # the listed order by score: python first
+            return {"scores": {"1.4.1": 0.7, "1.4.2": 0.5}}
         if "plan one node" in system:
             goal = node_goal(text)
             if goal.startswith("Create"):
@@ -133,6 +137,7 @@ def test_repair_and_or_alternative_recover_failed_nodes(tmp_path):
     assert by_id["1.3"]["status"] == "succeeded"
     assert by_id["1.4"]["kind"] == "or" and by_id["1.4"]["status"] == "succeeded"
     assert by_id["1.4.1"]["status"] == "failed" and by_id["1.4.2"]["status"] == "succeeded"
+    assert by_id["1.4.1"]["score"] == 0.7 and by_id["1.4.2"]["score"] == 0.5
     assert tree["revisions"] >= 4  # expansions, the pruning and the repair
     history = [
         json.loads(line) for line in (tmp_path / "run" / "tree.jsonl").read_text().splitlines()

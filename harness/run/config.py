@@ -79,6 +79,9 @@ class AndOrConfig(BaseModel):
     """Model turns of one action node's worker."""
     tree_updates: bool = True
     """Ask the model after each succeeded action whether pending nodes should be pruned or refined."""
+    track_candidates: bool = True
+    """Summarize each action's observations into a candidate table checked against the task's
+    constraints; the root may not finish while fewer candidates than needed meet them."""
 
 
 class LstcConfig(BaseModel):
