@@ -63,7 +63,9 @@ class AndOrController:
         self.injections = 0
         self.runner = ActionRunner(context)
         self.candidates = CandidateTable(self.tree.memory)
-        self.detector = StallDetector(context.config.stall) if context.config.stall.enabled else None
+        self.detector = (
+            StallDetector(context.config.stall) if context.config.stall.enabled else None
+        )
         self.router = StallRouter(record, ("feedback", "replan", "stop"), agent="planner")
         self.started_at = context.started_at
 

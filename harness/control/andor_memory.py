@@ -17,15 +17,17 @@ VERDICTS = ("meets", "fails", "unknown")
 def parse_observation(value) -> dict:
     """`{"constraints": [...], "needed": N | null, "candidates": [{"name", "verdict", "note"?}]}`."""
     if not isinstance(value, dict):
-        raise ValueError(
-            'expected {"constraints": [...], "needed": N | null, "candidates": [...]}'
-        )
+        raise ValueError('expected {"constraints": [...], "needed": N | null, "candidates": [...]}')
     constraints = value.get("constraints", [])
     if not isinstance(constraints, list) or not all(isinstance(c, str) for c in constraints):
         raise ValueError("`constraints` must be a list of strings")
     needed = value.get("needed")
-    if needed is not None and (isinstance(needed, bool) or not isinstance(needed, int) or needed < 1):
-        raise ValueError("`needed` must be a positive whole number, or null when the task names none")
+    if needed is not None and (
+        isinstance(needed, bool) or not isinstance(needed, int) or needed < 1
+    ):
+        raise ValueError(
+            "`needed` must be a positive whole number, or null when the task names none"
+        )
     candidates = value.get("candidates", [])
     if not isinstance(candidates, list):
         raise ValueError("`candidates` must be a list")

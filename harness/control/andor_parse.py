@@ -95,7 +95,11 @@ def parse_scores(ids: list[str]):
         checked = {}
         for node_id in ids:
             score = scores[node_id]
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
+            if (
+                isinstance(score, bool)
+                or not isinstance(score, (int, float))
+                or not 0 <= score <= 1
+            ):
                 raise ValueError(f"the score of {node_id} must be a number from 0 to 1")
             checked[node_id] = float(score)
         return checked
