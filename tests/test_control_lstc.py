@@ -62,6 +62,7 @@ def test_lstc_detects_a_repeated_action_and_reaches_a_verified_finish(tmp_path, 
         config.model_options.base_url, config.model_options.api_key = server.base_url, "test-key"
         config.sandbox.backend = "local"
         config.task_state.enabled = True
+        config.lstc.abstraction = "lines"  # this test follows the routing; abstraction has its own
         task = Task.model_validate(
             {
                 "id": "lstc",

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from harness.control.lstc_gui import grounder_options
 from harness.kernel.core import StateActError, require_one_of
 from harness.kernel.display import visible
 from harness.kernel.records import safe_run_name
@@ -73,6 +74,13 @@ def add_run_options(parser) -> None:
         default="stateact",
         help=f"control mode: {', '.join(CONTROL_MODES)} (default stateact)",
     )
+    parser.add_argument(
+        "--grounder",
+        help="lstc: the GUI channel's visual grounder, an OpenAI-compatible vision model openai/NAME",
+    )
+    parser.add_argument(
+        "--grounder-base-url", help="the grounder's endpoint (default: the main model's)"
+    )
     add_host_paths_option(parser)
     parser.add_argument(
         "--task-state",
@@ -114,6 +122,17 @@ def build_config(args) -> RunConfig:
     config.loop.max_turns = args.max_turns
     config.loop.max_cost_usd = args.max_cost
     config.loop.max_wall_s = args.max_time
+    grounder = getattr(args, "grounder", None)
+    if grounder:
+        if config.control != "lstc":
+            raise StateActError(
+                "--grounder gives the lstc mode its GUI channel; add --control lstc."
+            )
+        grounder_options(grounder, config.model_options, args.grounder_base_url)  # fails fast
+        config.lstc.grounder = grounder
+        config.lstc.grounder_base_url = args.grounder_base_url
+    elif getattr(args, "grounder_base_url", None):
+        raise StateActError("--grounder-base-url needs --grounder.")
     return config
 
 
