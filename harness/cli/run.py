@@ -128,7 +128,10 @@ def build_config(args) -> RunConfig:
             raise StateActError(
                 "--grounder gives the lstc mode its GUI channel; add --control lstc."
             )
-        grounder_options(grounder, config.model_options, args.grounder_base_url)  # fails fast
+        # fails fast on a bad spec or a missing key, as the main model does
+        make_model(
+            grounder, grounder_options(grounder, config.model_options, args.grounder_base_url)
+        )
         config.lstc.grounder = grounder
         config.lstc.grounder_base_url = args.grounder_base_url
     elif getattr(args, "grounder_base_url", None):

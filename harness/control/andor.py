@@ -27,12 +27,11 @@ from harness.kernel.loop import check_run_budgets
 from harness.kernel.records import load_events
 from harness.kernel.resume import _replay_calls
 
-from .andor_actions import ActionRunner
+from .andor_actions import ActionRunner, NodeStallWatch
 from .andor_memory import CandidateTable, parse_observation
 from .andor_parse import parse_check, parse_children, parse_expansion, parse_scores, parse_update
 from .andor_tree import Node, Tree, draw_tree
 from .jsonask import JsonAsker, prompt
-from .stall import StallDetector, StallRouter, fingerprint, stop_run
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +62,7 @@ class AndOrController:
         self.injections = 0
         self.runner = ActionRunner(context)
         self.candidates = CandidateTable(self.tree.memory)
-        self.detector = (
-            StallDetector(context.config.stall) if context.config.stall.enabled else None
-        )
-        self.router = StallRouter(record, ("feedback", "replan", "stop"), agent="planner")
-        self.started_at = context.started_at
+        self.watch = NodeStallWatch(context)
 
     # -- the walk ----------------------------------------------------------------------------------
 
@@ -381,32 +376,15 @@ class AndOrController:
         return ranked[:1]
 
     def _watch(self, node: Node) -> None:
-        """Stall detection over action nodes: a node repeating its report, or nodes changing nothing."""
-        if self.detector is None:
-            return
-        signal = self.detector.observe_action(
-            {"name": node.agent or "worker", "input": node.goal}, node.report
-        )
-        signal = signal or self.detector.observe_turn(self._state_key())
-        if signal is not None:
-            self._stalled(signal, node)
+        response, detail = self.watch.after_node(node)
+        self._respond(response, detail, node)
 
-    def _stalled(self, signal, node: Node | None) -> None:
-        response = self.router.route(signal)
+    def _respond(self, response: str | None, detail: str, node: Node | None) -> None:
         if response == "feedback":
-            self.notes.append(f"STALL: {signal.detail}. Do not repeat it; change the approach.")
+            self.notes.append(f"STALL: {detail}. Do not repeat it; change the approach.")
         elif response == "replan" and node is not None and node is not self.tree.root:
             node.status = "failed"  # its parent is repaired with the stall as the failure
-            node.report += f"\n[stalled: {signal.detail}; replan with a different method]"
-        elif response == "stop":
-            raise stop_run(signal)
-
-    def _state_key(self) -> str | None:
-        try:
-            changed = self.sandbox.call("fs.changed", since=self.started_at, limit=500)
-        except (ToolError, StateActError):
-            return None
-        return fingerprint([(p["path"], p["mtime"], p["size"]) for p in changed["paths"]])
+            node.report += f"\n[stalled: {detail}; replan with a different method]"
 
     def _probe(self, node: Node) -> tuple[bool | None, str]:
         if not node.probe:
@@ -430,9 +408,7 @@ class AndOrController:
             rejection = self.review(summary)
             if rejection is not None:
                 root.status, root.report = "failed", rejection
-                signal = self.detector.observe_gate([rejection]) if self.detector else None
-                if signal is not None:
-                    self._stalled(signal, None)
+                self._respond(*self.watch.after_gate(rejection), None)
             return
         done, reason = self._completion_check(root, "\n".join(self.notes[-10:]))
         if not done:

@@ -4,18 +4,20 @@ The seed's action nodes are browser operations, so a node the planner marks `"ag
 `"gui"`) is handed to that specialist through the same `delegate` machinery the main agent uses: a
 fresh context holding the node's goal and what earlier nodes achieved, one browser and one desktop
 shared by every node of the run. Code workers may delegate a web or GUI part themselves.
+`NodeStallWatch` is the mode's stall detection over action nodes.
 """
 
 from __future__ import annotations
 
 import re
 
-from harness.kernel.core import BudgetExceeded, Finished
+from harness.kernel.core import BudgetExceeded, Finished, StateActError, ToolError
 from harness.kernel.loop import LoopConfig, ToolLoop
 from harness.tools import BashTool, EditorTool, PythonTool
 from subagents import DelegateTool, ReportTool, available_specialists
 
 from .jsonask import prompt
+from .stall import StallDetector, StallRouter, fingerprint, stop_run
 
 RUN_ENDING = ("cost_limit", "time_limit", "script_exhausted")
 # DelegateTool's result text: "Report from web-1 (3 turns):\n<report>", or, when the specialist
@@ -88,3 +90,43 @@ class ActionRunner:
         if not (isinstance(end, Finished) and end.status == "reported"):
             return False, f"the worker stopped without a report ({end.status}: {end.message})"
         return True, end.message
+
+
+class NodeStallWatch:
+    """Stalls over action nodes: a node repeating its goal and report, nodes that change no file and
+    report nothing new, the gate naming the same gaps; answered by feedback, a forced repair of the
+    node's parent, then the end of the run (`Finished("stalled")`)."""
+
+    def __init__(self, context):
+        config = context.config.stall
+        self.detector = StallDetector(config) if config.enabled else None
+        self.router = StallRouter(context.record, ("feedback", "replan", "stop"), agent="planner")
+        self.sandbox = context.sandbox
+        self.started_at = context.started_at
+
+    def after_node(self, node) -> tuple[str | None, str]:
+        if self.detector is None:
+            return None, ""
+        action = {"name": node.agent or "worker", "input": node.goal}
+        signal = self.detector.observe_action(action, node.report)
+        return self._route(signal or self.detector.observe_turn(self._state_key()))
+
+    def after_gate(self, rejection: str) -> tuple[str | None, str]:
+        if self.detector is None:
+            return None, ""
+        return self._route(self.detector.observe_gate([rejection]))
+
+    def _route(self, signal) -> tuple[str | None, str]:
+        if signal is None:
+            return None, ""
+        response = self.router.route(signal)
+        if response == "stop":
+            raise stop_run(signal)
+        return response, signal.detail
+
+    def _state_key(self) -> str | None:
+        try:
+            changed = self.sandbox.call("fs.changed", since=self.started_at, limit=500)
+        except (ToolError, StateActError):
+            return None
+        return fingerprint([(p["path"], p["mtime"], p["size"]) for p in changed["paths"]])

@@ -37,7 +37,7 @@ def parse_point(text: str) -> tuple[float, float]:
 def grounder_options(spec: str, main: ModelConfig, base_url: str | None) -> ModelConfig:
     """The grounder's settings: its own endpoint when given, else the main model's for its provider."""
     provider = endpoint_provider(spec)
-    if provider is None:
+    if provider != "openai":
         raise StateActError(
             f"the grounder {spec!r} must be an OpenAI-compatible vision endpoint: openai/NAME"
         )
