@@ -16,7 +16,6 @@ step (`tree.json`, `tree.jsonl`), and a user can add a corrective subgoal by wri
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from harness.kernel.records import load_events
 from harness.kernel.resume import _replay_calls
 
 from .andor_actions import ActionRunner, NodeStallWatch
+from .andor_inject import Injections
 from .andor_memory import CandidateTable, parse_observation
 from .andor_parse import parse_check, parse_children, parse_expansion, parse_scores, parse_update
 from .andor_tree import Node, Tree, draw_tree
@@ -59,7 +59,7 @@ class AndOrController:
         self.stack: list[tuple[str, str]] = []
         self.actions = 0
         self.notes: list[str] = []
-        self.injections = 0
+        self.injections = Injections(self.run_dir, record)
         self.runner = ActionRunner(context)
         self.candidates = CandidateTable(self.tree.memory)
         self.watch = NodeStallWatch(context)
@@ -428,39 +428,10 @@ class AndOrController:
         check_run_budgets(loop, self.stats)
 
     def _consume_injection(self) -> None:
-        path = self.run_dir / "inject.json" if self.run_dir else None
-        if path is None or not path.exists():
-            return
-        try:
-            request = json.loads(path.read_text())
-            goal, parent_id = request["goal"], str(request.get("parent") or self.tree.root.id)
-            if not isinstance(goal, str) or not goal.strip():
-                raise ValueError("`goal` must be a non-empty string")
-        except (ValueError, KeyError, TypeError) as exc:
-            self._consume(path, error=f"inject.json is not usable: {exc}")
-            return
-        parent = self.tree.find(parent_id)
-        if parent is not None and parent.kind is None:
-            return  # not expanded yet: the injection waits for its structure
-        if parent is None or parent.kind != "and" or parent.status != "active":
-            self._consume(path, error=f"node {parent_id} is not an active AND node")
-            return
-        probe = request.get("probe")
-        if probe is not None:
-            try:
-                probe = validate_probe(probe).model_dump()
-            except ToolError as exc:
-                self._consume(path, error=str(exc))
-                return
-        child = parent.add_child(goal.strip(), probe=probe, kind="action", injected=True)
-        self.stack.append((child.id, ENTER))  # the correction runs next
-        self._consume(path, node=child.id)
-        self.tree.save("inject", node=child.id, goal=child.goal)
-
-    def _consume(self, path: Path, **details) -> None:
-        self.injections += 1
-        path.rename(path.with_name(f"inject.consumed-{self.injections}.json"))
-        self._record("inject", **details)
+        child = self.injections.take(self.tree)
+        if child is not None:
+            self.stack.append((child.id, ENTER))  # the correction runs next
+            self.tree.save("inject", node=child.id, goal=child.goal)
 
     def _record(self, event: str, **data) -> None:
         if self.record is not None:

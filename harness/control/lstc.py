@@ -264,7 +264,8 @@ class LstcController:
         )
         if value is None:
             return fallback
-        return f"{tool} `{' '.join(command.split())[:60]}` -> {value['evidence']}"
+        effect = "" if value["changed"] else " (no effect)"
+        return f"{tool} `{' '.join(command.split())[:60]}` -> {value['evidence']}{effect}"
 
     def _file_diff(self) -> list[str]:
         """Files changed since the previous action (the state diff the abstraction sees)."""
