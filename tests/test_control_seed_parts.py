@@ -3,12 +3,14 @@ candidate table and OR scores, GUI actions without a GUI channel, and the `--gro
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
 
 import pytest
 
+from harness.cli.run import add_run_options, build_config
 from harness.control.andor_memory import CandidateTable, parse_observation
 from harness.control.andor_parse import parse_expansion, parse_scores
 from harness.control.lstc import TOOLS, parse_commitment
@@ -137,3 +139,26 @@ def test_bad_grounder_options_are_one_sentence_and_exit_2(tmp_path, extra, messa
         timeout=60,
     )
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_grounder_options_reach_the_lstc_settings():
+    parser = argparse.ArgumentParser()
+    add_run_options(parser)
+    args = parser.parse_args(
+        [
+            "--model",
+            "openai/qwen",
+            "--api-key",
+            "k",
+            "--control",
+            "lstc",
+            "--grounder",
+            "openai/gta1-7b",
+            "--grounder-base-url",
+            "http://127.0.0.1:9/v1",
+        ]
+    )
+    config = build_config(args)
+    assert config.lstc.grounder == "openai/gta1-7b"
+    assert config.lstc.grounder_base_url == "http://127.0.0.1:9/v1"
+    assert config.lstc.no_change_steps == 3 and config.lstc.repair_retries == 3
