@@ -35,7 +35,7 @@ WAIT = (
 
 
 def red_centre(image, text: str) -> tuple[int, int]:
-    assert "Element: the red Go button" in text, text
+    assert "Element: the red " in text, text
     rgb = image.convert("RGB")
     points = [
         (x, y)
@@ -115,3 +115,64 @@ def test_an_lstc_gui_step_is_grounded_from_the_screenshot_and_clicks(tmp_path):
     assert len(shot) == 1 and "ACTION: click the red Go button" in "\n".join(words)
     assert "the Press Go window closed" in json.dumps(planner_requests[3]["json"]["messages"])
     assert "clicked.txt holds 7" in json.dumps(planner_requests[5]["json"]["messages"])
+
+
+PAGE = """<!doctype html><html><head><title>Type here</title></head><body>
+<input id="box" style="background:#ff0000;width:400px;height:80px;font-size:30px" onkeydown="
+if (event.key === 'Enter') document.title = 'typed:' + this.value"></body></html>"""
+BROWSER = "chromium --no-sandbox --disable-gpu --no-first-run --app=file:///home/user/type.html"
+WAIT_BROWSER = (
+    ". /tmp/stateact-desktop.env; timeout 60 xdotool search --sync --onlyvisible --name 'Type here' "
+    ">/dev/null && sleep 1 && echo shown || cat /tmp/stateact-launch-1.log"
+)
+TITLE = ". /tmp/stateact-desktop.env; xdotool getactivewindow getwindowname"
+
+
+def test_lstc_gui_types_and_presses_keys_into_the_grounded_element(tmp_path):
+    require_image("desktop")
+    planner = [
+        commit(
+            "Type hello into the box",
+            {"tool": "bash", "input": WAIT_BROWSER},
+            {"tool": "click", "input": "the red text box"},
+            {"tool": "type", "input": "hello"},
+            {"tool": "key", "input": "Return"},
+        ),
+        *[evidence(f"step {n}") for n in range(4)],
+        commit("Check", {"tool": "bash", "input": TITLE}),
+        evidence("the window title says typed:hello"),
+        commit("Finish", {"tool": "done", "input": "typed"}),
+        commit("Finish", {"tool": "done", "input": "typed and checked"}),
+    ]
+    code = f"open('/home/user/type.html', 'w').write({PAGE!r})"
+    with FakeOpenAIServer(planner) as main, FakeOpenAIServer([grounding(red_centre)]) as vision:
+        config = RunConfig(model="openai/qwen3-9b", control="lstc")
+        config.model_options.base_url, config.model_options.api_key = main.base_url, "test-key"
+        config.sandbox.image = "desktop"
+        config.gate.enabled = False
+        config.lstc.grounder = "openai/gta1-7b"
+        config.lstc.grounder_base_url = vision.base_url
+        task = Task.model_validate(
+            {
+                "id": "lstc-type",
+                "instruction": "Type hello into the box and press Enter.",
+                "config": [
+                    {"type": "execute", "parameters": {"command": ["python3", "-c", code]}},
+                    {"type": "launch", "parameters": {"command": ["bash", "-c", BROWSER]}},
+                ],
+                "evaluator": {},
+                "base_dir": tmp_path,
+            }
+        )
+        result = run_task(task, config, tmp_path / "run", resume=False)
+        grounded = len(vision.completion_requests())
+    assert result["status"] == "completed", result
+    events = [
+        json.loads(line)
+        for line in (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines()
+    ]
+    actions = [e for e in events if e["event"] == "lstc_action"]
+    assert [a["ok"] for a in actions] == [True] * 5, actions
+    assert actions[0]["output"].startswith("shown") and grounded == 1
+    # The page saw the click's focus, the typed text and the Enter key: its title changed.
+    assert actions[4]["output"].startswith("typed:hello"), actions[4]

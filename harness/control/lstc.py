@@ -255,13 +255,20 @@ class LstcController:
         if self.settings.abstraction != "model":
             return fallback
         request = abstraction_request(self.state.subgoal, tool, command, ok, output, diff)
-        value, _ = self.abstractor.ask(
-            prompt("lstc_abstract.md"),
-            request,
-            parse_abstraction,
-            f"abstract step {self.state.steps}",
-            images=(screen,) if screen else (),
-        )
+        try:
+            value, _ = self.abstractor.ask(
+                prompt("lstc_abstract.md"),
+                request,
+                parse_abstraction,
+                f"abstract step {self.state.steps}",
+                images=(screen,) if screen else (),
+            )
+        except StateActError as exc:
+            if not screen:
+                raise
+            # a text-only model refuses the screenshot: the step is abstracted from its output
+            self._record("lstc_abstract_error", error=str(exc)[:500])
+            return fallback
         if value is None:
             return fallback
         effect = "" if value["changed"] else " (no effect)"
