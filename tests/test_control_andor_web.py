@@ -1,7 +1,8 @@
-"""`--control andor` in a real desktop-image sandbox: an action node marked `"agent": "web"` drives the
-sandbox's Chromium (the web specialist, Playwright), the OR node runs its best-scored alternative
-rather than its first, the observation summarizer's candidate table refuses a finish with too few
-items, and the repaired tree finds the missing one on the next page before the gate passes."""
+"""`--control andor` in a real desktop-image sandbox: an action node marked `"agent": "web"` drives
+the sandbox's Chromium (the web specialist, Playwright), the OR node runs its best-scored
+alternative rather than its first, the observation summarizer's candidate table refuses a finish
+with too few items, and the repaired tree finds the missing one on the next page before the gate
+passes."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.desktop]
 
 PICKS = "/home/user/picks.txt"
 PAGE_1 = """<!doctype html><html><head><title>Shop page 1</title></head><body><h1>Shop</h1>
-<ul><li>Pen: $3</li><li>Mug: $12</li></ul><a id="next" href="shop2.html">Next page</a></body></html>"""
+<ul><li>Pen: $3</li><li>Mug: $12</li></ul><a id="next" href="shop2.html">Next page</a>
+</body></html>"""
 PAGE_2 = """<!doctype html><html><head><title>Shop page 2</title></head><body><h1>Shop</h1>
 <ul><li>Cup: $5</li></ul></body></html>"""
 
@@ -44,7 +46,7 @@ def last_result(messages: list[dict]) -> str:
 
 
 def actor(system, messages, tools):
-    """The specialists and the worker, by their subtask; each step reads what the last one returned."""
+    """The specialists and the worker by their subtask; each step reads what the last returned."""
     goal, step = subtask(messages), sum(m["role"] == "assistant" for m in messages)
     last = last_result(messages) if step else ""
     if goal == "Read the shop's first page in the browser":
@@ -132,8 +134,8 @@ def test_an_andor_web_node_drives_the_browser_and_the_table_prevents_an_early_fi
     task = Task.model_validate(
         {
             "id": "andor-web",
-            "instruction": "Find two items under $10 in the shop at file:///home/user/shop.html and "
-            f"write their names into {PICKS}, one a line.",
+            "instruction": "Find two items under $10 in the shop at file:///home/user/shop.html "
+            f"and write their names into {PICKS}, one a line.",
             "config": [
                 write("/home/user/shop.html", PAGE_1),
                 write("/home/user/shop2.html", PAGE_2),

@@ -1,7 +1,8 @@
-"""`--control lstc --grounder openai/NAME` in a real desktop-image sandbox: the planner (the real OpenAI
-SDK against the fake server) names a button, the fake grounder server receives the screenshot and
-finds the button's pixels, the click goes through xdotool and the application sees it; each action's
-evidence line comes from a Step Abstraction call that saw the screenshot (GUI) or the file diff."""
+"""`--control lstc --grounder openai/NAME` in a real desktop-image sandbox: the planner (the real
+OpenAI SDK against the fake server) names a button, the fake grounder server receives the screenshot
+and finds the button's pixels, the click goes through xdotool and the application sees it; each
+action's evidence line comes from a Step Abstraction call that saw the screenshot (GUI) or the file
+diff."""
 
 from __future__ import annotations
 
@@ -122,8 +123,8 @@ PAGE = """<!doctype html><html><head><title>Type here</title></head><body>
 if (event.key === 'Enter') document.title = 'typed:' + this.value"></body></html>"""
 BROWSER = "chromium --no-sandbox --disable-gpu --no-first-run --app=file:///home/user/type.html"
 WAIT_BROWSER = (
-    ". /tmp/stateact-desktop.env; timeout 60 xdotool search --sync --onlyvisible --name 'Type here' "
-    ">/dev/null && sleep 1 && echo shown || cat /tmp/stateact-launch-1.log"
+    ". /tmp/stateact-desktop.env; timeout 60 xdotool search --sync --onlyvisible "
+    "--name 'Type here' >/dev/null && sleep 1 && echo shown || cat /tmp/stateact-launch-1.log"
 )
 TITLE = ". /tmp/stateact-desktop.env; xdotool getactivewindow getwindowname"
 

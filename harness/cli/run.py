@@ -76,7 +76,8 @@ def add_run_options(parser) -> None:
     )
     parser.add_argument(
         "--grounder",
-        help="lstc: the GUI channel's visual grounder, an OpenAI-compatible vision model openai/NAME",
+        help="lstc: the GUI channel's visual grounder, an OpenAI-compatible vision model "
+        "openai/NAME",
     )
     parser.add_argument(
         "--grounder-base-url", help="the grounder's endpoint (default: the main model's)"

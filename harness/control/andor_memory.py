@@ -1,10 +1,11 @@
 """The `andor` mode's observation summarizer: a table of candidates checked against the task's
-constraints (StructuredAgent's structured memory, its fix for stopping early on "find N items" tasks).
+constraints (StructuredAgent's structured memory, its fix for stopping early on "find N items"
+tasks).
 
 After each action node reports, one tool-less JSON question merges what the report observed into the
-table: the task's constraints, how many items the task needs, and each candidate with whether it meets
-every constraint. The table is shown in every later planner question and worker seed, and the root
-may not finish while fewer candidates than needed meet the constraints.
+table: the task's constraints, how many items the task needs, and each candidate with whether it
+meets every constraint. The table is shown in every later planner question and worker seed, and the
+root may not finish while fewer candidates than needed meet the constraints.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ VERDICTS = ("meets", "fails", "unknown")
 
 
 def parse_observation(value) -> dict:
-    """`{"constraints": [...], "needed": N | null, "candidates": [{"name", "verdict", "note"?}]}`."""
+    """`{"constraints": [...], "needed": N | null, "candidates": [{"name", "verdict", "note"?}]}`"""
     if not isinstance(value, dict):
         raise ValueError('expected {"constraints": [...], "needed": N | null, "candidates": [...]}')
     constraints = value.get("constraints", [])
@@ -47,7 +48,7 @@ def parse_observation(value) -> dict:
 
 
 class CandidateTable:
-    """The candidates and constraints gathered so far, kept in the tree's `memory` (saved with it)."""
+    """The candidates and constraints gathered so far, kept in the tree's `memory` (saved)."""
 
     def __init__(self, memory: dict):
         self.memory = memory

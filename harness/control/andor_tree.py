@@ -44,7 +44,7 @@ class Node:
     report: str = ""
     """The worker's report (actions) or why the node ended as it did."""
     agent: str | None = None
-    """Who carries out an action node: None or `worker` (code tools), `web` or `gui` (specialists)."""
+    """Who carries out an action node: None or `worker` (code tools), `web` or `gui`."""
     score: float | None = None
     """An OR alternative's estimated chance of success (the planner's score; higher runs first)."""
     retired: bool = False

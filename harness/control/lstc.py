@@ -6,8 +6,8 @@ request turns that state into a short commitment: up to three candidate proposal
 an ordered list of actions, and the index of the best. The harness executes the chosen actions, abstracts
 each outcome into one evidence line by a model call (Step Abstraction, `lstc_abstract.py`), and
 routes: a new subgoal advances, a failed action is an error with its output as feedback, a repeated
-action or 3 steps changing nothing (no file, no screen, no new output) are a stall (its equivalents are
-suppressed, then a replan is forced, then the run ends as `stalled`), and `done` goes to final
+action or 3 steps changing nothing (no file, no screen, no new output) are a stall (its equivalents
+are suppressed, then a replan is forced, then the run ends as `stalled`), and `done` goes to final
 verification (the finish gate). With `--grounder`, GUI actions name what to click and a visual
 grounder finds it (`lstc_gui.py`). Every `refine_every` steps the long-term state is rewritten
 shorter (context refinement). Answers are parsed strictly, with up to 3 repairs naming the error.
@@ -250,7 +250,7 @@ class LstcController:
         return {"tool": tool, "input": command, "route": "continue", "ok": True}
 
     def _abstract(self, tool, command, ok, output, diff, screen) -> str:
-        """Step Abstraction: one evidence line by a model call, else the output's first/last lines."""
+        """Step Abstraction: an evidence line by a model call, else the output's first/last."""
         fallback = abstract_step(tool, command, ok, output)
         if self.settings.abstraction != "model":
             return fallback
@@ -290,7 +290,7 @@ class LstcController:
         return diff
 
     def _refine(self) -> None:
-        """Context refinement: the long-term state rewritten into a summary plus current evidence."""
+        """Context refinement: the long-term state rewritten as a summary plus current evidence."""
         value, error = self.ask.ask(
             prompt("lstc_refine.md"),
             self.state.render(self.instruction),

@@ -1,9 +1,10 @@
 """Step Abstraction and context refinement of the `lstc` mode (LocalLSTC's Short-to-Long Control).
 
-After each action a model call turns what happened (the action, its output, the files it changed and,
-for a GUI action, the screenshot after it) into one evidence line and whether it changed anything;
-every `refine_every` steps another call rewrites the long-term state into a short summary so the
-planning request stays small. An unusable answer falls back to the plain first/last-lines line.
+After each action a model call turns what happened (the action, its output, the files it changed
+and, for a GUI action, the screenshot after it) into one evidence line and whether it changed
+anything; every `refine_every` steps another call rewrites the long-term state into a short summary
+so the planning request stays small. An unusable answer falls back to the plain first/last-lines
+line.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ OUTPUT_CHARS = 3000
 
 
 def abstract_step(tool: str, command: str, ok: bool, output: str) -> str:
-    """One evidence line from an outcome: the action, ok or error, and the output's first and last lines."""
+    """One evidence line from an outcome: the action, ok or error, the output's first/last lines."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     shown = lines if len(lines) <= 4 else [*lines[:2], "...", *lines[-2:]]
     text = " | ".join(shown) or "(no output)"
@@ -51,6 +52,7 @@ def abstraction_request(
 ) -> str:
     changed = "\n".join(f"- {line}" for line in diff[:20]) or "- (no file changed)"
     return (
-        f"SUBGOAL: {subgoal or '(none)'}\nACTION: {tool} {command[:500]}\nRESULT: {'ok' if ok else 'ERROR'}\n"
+        f"SUBGOAL: {subgoal or '(none)'}\nACTION: {tool} {command[:500]}\n"
+        f"RESULT: {'ok' if ok else 'ERROR'}\n"
         f"OUTPUT:\n{output[-OUTPUT_CHARS:] or '(no output)'}\nFILES CHANGED BY IT:\n{changed}"
     )

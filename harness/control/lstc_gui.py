@@ -1,10 +1,10 @@
-"""The `lstc` mode's GUI channel: a separate visual grounder turns a target description into a point.
+"""The `lstc` mode's GUI channel: a separate visual grounder turns a description into a point.
 
-LocalLSTC's planner names what to click ("the Save button"); a grounder model (the seed uses GTA1-7B)
-gets the screenshot and that description and answers the click point. Here the grounder is any
-OpenAI-compatible vision endpoint (`--grounder openai/NAME`, e.g. a local vLLM server); the point it
-gives, in the screenshot's pixels, goes through the GUI specialist's `computer` tool, so scaling,
-bounds checks and xdotool are the same as the GUI specialist's.
+LocalLSTC's planner names what to click ("the Save button"); a grounder model (the seed uses
+GTA1-7B) gets the screenshot and that description and answers the click point. Here the grounder is
+any OpenAI-compatible vision endpoint (`--grounder openai/NAME`, e.g. a local vLLM server); the
+point it gives, in the screenshot's pixels, goes through the GUI specialist's `computer` tool, so
+scaling, bounds checks and xdotool are the same as the GUI specialist's.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def parse_point(text: str) -> tuple[float, float]:
 
 
 def grounder_options(spec: str, main: ModelConfig, base_url: str | None) -> ModelConfig:
-    """The grounder's settings: its own endpoint when given, else the main model's for its provider."""
+    """The grounder's settings: its own endpoint when given, else the main model's."""
     provider = endpoint_provider(spec)
     if provider != "openai":
         raise StateActError(
@@ -72,7 +72,7 @@ class Grounder:
 
 
 class GuiChannel:
-    """Clicks by description, typing and keys on the sandbox's desktop; keeps the last screenshot."""
+    """Clicks by description, typing and keys on the sandbox's desktop; keeps the last screen."""
 
     def __init__(self, sandbox, display_size: tuple[int, int], grounder: Grounder, stats=None):
         self.desktop = Desktop(sandbox, display_size)

@@ -96,7 +96,7 @@ class LstcConfig(BaseModel):
     action_timeout_s: float = 180.0
     """Timeout of one bash or python action."""
     no_change_steps: int = 3
-    """Steps in a row that change neither a file nor the screen nor the output: a stall (the seed: 3)."""
+    """Steps in a row changing no file, not the screen and no output: a stall (the seed: 3)."""
     abstraction: str = "model"
     """Step Abstraction: `model` (a model call sees the action, its output, the changed files and,
     for a GUI action, the screenshot) or `lines` (the output's first and last lines)."""

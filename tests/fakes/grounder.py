@@ -2,8 +2,8 @@
 
     FakeOpenAIServer([grounding(locate)])
 
-`grounding(locate)` is a response spec (a callable) that takes the PNG screenshot and the text of the
-request (`image_url` data URL and text parts, as the OpenAI SDK sends them), calls
+`grounding(locate)` is a response spec (a callable) that takes the PNG screenshot and the text of
+the request (`image_url` data URL and text parts, as the OpenAI SDK sends them), calls
 `locate(image: PIL.Image, text: str) -> (x, y)` and answers the point as `(x, y)`, the way grounding
 models such as GTA1 or UI-TARS do. `vision_parts(request_json)` gives a request's images and texts.
 """
