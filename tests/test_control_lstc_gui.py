@@ -31,7 +31,7 @@ APP = (
 # The launch step returns at once; the first action waits until the window is on the screen.
 WAIT = (
     ". /tmp/stateact-desktop.env; timeout 30 xdotool search --sync --onlyvisible --class xmessage "
-    ">/dev/null && echo shown || cat /tmp/stateact-launch-1.log"
+    ">/dev/null && sleep 1 && echo shown || cat /tmp/stateact-launch-1.log"
 )
 
 
