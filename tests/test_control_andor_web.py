@@ -6,10 +6,13 @@ passes."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 
 import pytest
+from PIL import Image
 
 from harness.models.scripted import ScriptedModel
 from harness.run.config import RunConfig
@@ -166,3 +169,98 @@ def test_an_andor_web_node_drives_the_browser_and_the_table_prevents_an_early_fi
     names = {c["name"]: c["verdict"] for c in tree["memory"]["candidates"]}
     assert names == {"Pen": "meets", "Mug": "fails", "Cup": "meets"}
     assert tree["root"]["status"] == "succeeded" and tree["root"]["revisions"] == 1
+
+
+CLICKED = "/home/user/clicked.txt"
+APP = (
+    "xmessage -xrm '*Command.background: red' -xrm '*Command.foreground: red' -center "
+    f"-buttons Go:7 'Press Go'; echo $? > {CLICKED}"
+)
+
+
+def red_centre(png_b64: str) -> list[int] | None:
+    rgb = Image.open(io.BytesIO(base64.b64decode(png_b64))).convert("RGB")
+    points = [
+        (x, y)
+        for y in range(0, rgb.height, 2)
+        for x in range(0, rgb.width, 2)
+        if (lambda p: p[0] > 200 and p[1] < 60 and p[2] < 60)(rgb.getpixel((x, y)))
+    ]
+    if not points:
+        return None
+    xs, ys = sorted(p[0] for p in points), sorted(p[1] for p in points)
+    return [xs[len(xs) // 2], ys[len(ys) // 2]]
+
+
+def gui_actor(system, messages, tools):
+    """The GUI specialist waits until it sees the red button, clicks it, and reports."""
+    clicked = any(
+        b.get("type") == "tool_use" and b["input"].get("action") == "left_click"
+        for m in messages
+        if m["role"] == "assistant"
+        for b in m["content"]
+    )
+    if clicked:
+        return call("report", text="clicked the red Go button")
+    shots = [
+        c["source"]["data"]
+        for b in messages[-1]["content"]
+        if b.get("type") == "tool_result"
+        for c in b["content"]
+        if c.get("type") == "image"
+    ]
+    point = red_centre(shots[-1]) if shots else None
+    if point is None:  # the window is not drawn yet
+        return call("computer", action="wait", duration=1)
+    return call("computer", action="left_click", coordinate=point)
+
+
+def gui_planner(system, text):
+    if "candidate table" in system:
+        return {"constraints": [], "needed": None, "candidates": []}
+    if "plan one node" in system:
+        return {
+            "type": "and",
+            "children": [
+                {"goal": "Press the red Go button on the screen", "agent": "gui"},
+                {
+                    "goal": "Confirm the click",
+                    "type": "action",
+                    "probe": {"kind": "file_grep", "path": CLICKED, "patterns": ["^7$"]},
+                },
+            ],
+        }
+    if "Decide whether the node" in system:
+        return {"done": True, "reason": "the report says so"}
+    return {"prune": [], "rewrite": {}}
+
+
+def test_an_andor_gui_node_clicks_through_the_gui_specialist(tmp_path):
+    require_image("desktop")
+    config = RunConfig(model="script/test", control="andor")
+    config.sandbox.image = "desktop"
+    config.subagents.enabled = ["gui"]
+
+    def actor(system, messages, tools):
+        if any(t.name == "computer" for t in tools):
+            return gui_actor(system, messages, tools)
+        return call("report", text=f"checked {CLICKED}")  # the probe decides this node
+
+    task = Task.model_validate(
+        {
+            "id": "andor-gui",
+            "instruction": "Press Go.",
+            "config": [{"type": "launch", "parameters": {"command": ["bash", "-c", APP]}}],
+            "evaluator": {},
+            "base_dir": tmp_path,
+        }
+    )
+    gate = ScriptedModel([call("verdict", passed=True, gaps=[])])
+    model = RoutedModel(gui_planner, actor)
+    result = run_task(task, config, tmp_path / "run", model=model, gate_model=gate)
+    assert result["status"] == "completed" and result["gui_steps"] >= 2, result
+    tree = json.loads((tmp_path / "run" / "tree.json").read_text())
+    gui_node, check = tree["root"]["children"]
+    assert gui_node["agent"] == "gui" and gui_node["status"] == "succeeded"
+    assert "clicked the red Go button" in gui_node["report"]
+    assert check["status"] == "succeeded"  # xmessage exited with Go's value: the click landed
