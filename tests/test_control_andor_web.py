@@ -2,7 +2,7 @@
 the sandbox's Chromium (the web specialist, Playwright), the OR node runs its best-scored
 alternative rather than its first, the observation summarizer's candidate table refuses a finish
 with too few items, and the repaired tree finds the missing one on the next page before the gate
-passes."""
+passes. A node marked `"agent": "gui"` clicks an application's button through the GUI specialist."""
 
 from __future__ import annotations
 
