@@ -28,11 +28,17 @@ APP = (
 )
 
 
-# The launch step returns at once; the first action waits until the window is on the screen.
-WAIT = (
-    ". /tmp/stateact-desktop.env; timeout 30 xdotool search --sync --onlyvisible --class xmessage "
-    ">/dev/null && sleep 1 && echo shown || cat /tmp/stateact-launch-1.log"
-)
+def wait_for(window: str) -> str:
+    """Shell text printing `shown` once a window is on the screen, else the launch log: the launch
+    step returns at once, and a search can fail while windows come and go, so it is retried."""
+    search = f"xdotool search --onlyvisible {window} >/dev/null 2>&1"
+    return (
+        f". /tmp/stateact-desktop.env; for i in $(seq 120); do {search} && break; sleep 0.5; "
+        f"done; sleep 1; {search} && echo shown || cat /tmp/stateact-launch-1.log"
+    )
+
+
+WAIT = wait_for("--class xmessage")
 
 
 def red_centre(image, text: str) -> tuple[int, int]:
@@ -122,10 +128,7 @@ PAGE = """<!doctype html><html><head><title>Type here</title></head><body>
 <input id="box" style="background:#ff0000;width:400px;height:80px;font-size:30px" onkeydown="
 if (event.key === 'Enter') document.title = 'typed:' + this.value"></body></html>"""
 BROWSER = "chromium --no-sandbox --disable-gpu --no-first-run --app=file:///home/user/type.html"
-WAIT_BROWSER = (
-    ". /tmp/stateact-desktop.env; timeout 60 xdotool search --sync --onlyvisible "
-    "--name 'Type here' >/dev/null && sleep 1 && echo shown || cat /tmp/stateact-launch-1.log"
-)
+WAIT_BROWSER = wait_for("--name 'Type here'")
 TITLE = ". /tmp/stateact-desktop.env; xdotool getactivewindow getwindowname"
 
 
