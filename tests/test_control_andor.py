@@ -79,6 +79,10 @@ def nodes(tree: dict) -> dict:
 
 def test_repair_and_or_alternative_recover_failed_nodes(tmp_path):
     def planner(system, text):
+        if "candidate table" in system:
+            return {"constraints": [], "needed": None, "candidates": []}
+        if "alternative strategy" in system:  # the listed order by score: python first
+            return {"scores": {"1.4.1": 0.7, "1.4.2": 0.5}}
         if "plan one node" in system:
             goal = node_goal(text)
             if goal.startswith("Create"):
@@ -133,6 +137,7 @@ def test_repair_and_or_alternative_recover_failed_nodes(tmp_path):
     assert by_id["1.3"]["status"] == "succeeded"
     assert by_id["1.4"]["kind"] == "or" and by_id["1.4"]["status"] == "succeeded"
     assert by_id["1.4.1"]["status"] == "failed" and by_id["1.4.2"]["status"] == "succeeded"
+    assert by_id["1.4.1"]["score"] == 0.7 and by_id["1.4.2"]["score"] == 0.5
     assert tree["revisions"] >= 4  # expansions, the pruning and the repair
     history = [
         json.loads(line) for line in (tmp_path / "run" / "tree.jsonl").read_text().splitlines()
@@ -197,3 +202,43 @@ def test_a_subgoal_injected_into_the_running_tree_runs_next(tmp_path):
     order = list(dict.fromkeys(workers))
     assert order == ["andor-1.1", "andor-1.3", "andor-1.2"]  # the injected subgoal ran next
     assert any(e["event"] == "inject" and e.get("node") == "1.3" for e in events)
+
+
+def test_action_nodes_that_change_nothing_are_a_stall_answered_by_feedback_then_a_replan(
+    tmp_path,
+):
+    goals = [f"look around {n}" for n in range(1, 6)]
+
+    def planner(system, text):
+        if "plan one node" in system:
+            return {"type": "and", "children": [{"goal": g, "type": "action"} for g in goals]}
+        if "Decide whether the node" in system:
+            return {"done": True, "reason": "the report says so"}
+        if "failed" in system:  # the root's repair after the forced replan
+            return {"give_up": True}
+        return {"prune": [], "rewrite": {}}
+
+    seeds = []
+
+    def looker(system, messages, tools):
+        seeds.append(messages[0]["content"][0]["text"])
+        return call("report", text="looked; nothing to change")
+
+    config = RunConfig(model="script/test", control="andor")
+    config.sandbox.backend = "local"
+    config.subagents.enabled = []
+    config.stall.no_progress_turns = 2
+    task = Task.model_validate(
+        {"id": "stall", "instruction": "Look.", "config": [], "evaluator": {}, "base_dir": tmp_path}
+    )
+    result = run_task(task, config, tmp_path / "run", model=RoutedModel(planner, looker))
+    assert result["status"] == "tree_failed", result
+    events = [
+        json.loads(line)
+        for line in (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines()
+    ]
+    stalls = [(e["kind"], e["response"]) for e in events if e["event"] == "stall"]
+    assert stalls == [("no_progress", "feedback"), ("no_progress", "replan")]
+    assert "STALL:" not in seeds[2] and "STALL: 2 turns changed no file" in seeds[3]
+    by_id = nodes(json.loads((tmp_path / "run" / "tree.json").read_text()))
+    assert by_id["1.5"]["status"] == "failed" and "[stalled:" in by_id["1.5"]["report"]

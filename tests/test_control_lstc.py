@@ -62,6 +62,7 @@ def test_lstc_detects_a_repeated_action_and_reaches_a_verified_finish(tmp_path, 
         config.model_options.base_url, config.model_options.api_key = server.base_url, "test-key"
         config.sandbox.backend = "local"
         config.task_state.enabled = True
+        config.lstc.abstraction = "lines"  # this test follows the routing; abstraction has its own
         task = Task.model_validate(
             {
                 "id": "lstc",
@@ -133,3 +134,46 @@ def test_step_abstraction_keeps_identifiers():
         line.startswith("bash `ls /home/user` -> ok: /home/user/file0.xlsx")
         and "/home/user/file9.xlsx" in line
     )
+
+
+def test_step_abstraction_by_the_model_and_context_refinement(tmp_path, local_sandbox):
+    del local_sandbox  # only for its bubblewrap check
+    write = {"tool": "python", "input": f"open('{REPORT}', 'w').write('done\\n')"}
+    abstract = {"text": json.dumps({"evidence": "wrote report.txt holding done", "changed": True})}
+    responses = [
+        commit("Write the report", [write]),
+        abstract,
+        commit("continue", [{"tool": "bash", "input": f"cat {REPORT}"}]),
+        *[{"text": "it printed done"}] * 4,  # no JSON, 3 repairs: the lines fall back
+        {
+            "text": json.dumps(
+                {"summary": "report.txt written, read back", "evidence": ["holds done"]}
+            )
+        },
+        commit("Finish", [{"tool": "done", "input": "written"}]),  # refused once without a gate
+        commit("Finish", [{"tool": "done", "input": "written and read back"}]),
+    ]
+    with FakeOpenAIServer(responses) as server:
+        config = RunConfig(model="openai/qwen3-9b", control="lstc")
+        config.model_options.base_url, config.model_options.api_key = server.base_url, "test-key"
+        config.sandbox.backend = "local"
+        config.gate.enabled = False
+        config.lstc.refine_every = 2
+        task = Task.model_validate(
+            {
+                "id": "lstc-abstract",
+                "instruction": f"Write done into {REPORT}.",
+                "config": [],
+                "evaluator": {},
+                "base_dir": tmp_path,
+            }
+        )
+        result = run_task(task, config, tmp_path / "run", resume=False)
+        sent = prompts(server)
+    assert result["status"] == "completed" and len(sent) == len(responses), result
+    assert "ACTION: python open(" in sent[1] and f"FILES CHANGED BY IT:\\n- {REPORT}" in sent[1]
+    assert "python `open(" in sent[2] and "-> wrote report.txt holding done" in sent[2]
+    assert "could not be used" in sent[6]  # the third repair
+    assert "bash `cat /home/user/report.txt` -> ok: done" in sent[7]  # the fallback, refined
+    assert "SUMMARY SO FAR: report.txt written, read back" in sent[8] and "- holds done" in sent[8]
+    assert "wrote report.txt holding done" not in sent[8]  # the refinement replaced the evidence

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from harness.control.lstc_gui import grounder_options
 from harness.control.memory import LessonStore
 from harness.kernel.core import StateActError, require_one_of
 from harness.kernel.display import visible
@@ -75,6 +76,14 @@ def add_run_options(parser) -> None:
         "--control",
         default="stateact",
         help=f"control mode: {', '.join(CONTROL_MODES)} (default stateact)",
+    )
+    parser.add_argument(
+        "--grounder",
+        help="lstc: the GUI channel's visual grounder, an OpenAI-compatible vision model "
+        "openai/NAME",
+    )
+    parser.add_argument(
+        "--grounder-base-url", help="the grounder's endpoint (default: the main model's)"
     )
     add_host_paths_option(parser)
     parser.add_argument(
@@ -160,6 +169,20 @@ def build_config(args) -> RunConfig:
     config.loop.max_turns = args.max_turns
     config.loop.max_cost_usd = args.max_cost
     config.loop.max_wall_s = args.max_time
+    grounder = getattr(args, "grounder", None)
+    if grounder:
+        if config.control != "lstc":
+            raise StateActError(
+                "--grounder gives the lstc mode its GUI channel; add --control lstc."
+            )
+        # fails fast on a bad spec or a missing key, as the main model does
+        make_model(
+            grounder, grounder_options(grounder, config.model_options, args.grounder_base_url)
+        )
+        config.lstc.grounder = grounder
+        config.lstc.grounder_base_url = args.grounder_base_url
+    elif getattr(args, "grounder_base_url", None):
+        raise StateActError("--grounder-base-url needs --grounder.")
     return config
 
 

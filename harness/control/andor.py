@@ -1,8 +1,12 @@
 """The `andor` control mode: the framework owns an AND/OR tree and walks it depth first (StructuredAgent).
 
-The model is asked only tool-less JSON questions: expand a node, repair a failed one, check a finished
-action, update the tree after progress. An action node is carried out by a worker (the main agent's
-code tools, ending with `report`) and decided by its probe when it has one, else by a completion check.
+The model is asked only tool-less JSON questions: expand a node, repair a failed one, score an OR
+node's alternatives (the best-scored runs next, not the first listed), check a finished action,
+summarize what an action observed into the candidate table (`andor_memory.py`), update the tree
+after progress. An action node is carried out by a code worker or the web or GUI specialist
+(`andor_actions.py`) and decided by its probe when it has one, else by a completion check. Action
+nodes that repeat themselves or change nothing are stalls, answered as in the other modes: feedback,
+then a forced repair of the node's parent, then the end of the run.
 Failures propagate upward: a failed action prunes its unexecuted AND siblings; a failed AND/OR node is
 repaired while its revision budget lasts (an OR node first tries its next alternative), else pruned and
 its failure passes to its parent. The root ends through the finish gate. The tree is saved after every
@@ -12,27 +16,26 @@ step (`tree.json`, `tree.jsonl`), and a user can add a corrective subgoal by wri
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
 from gates.probe_view import run_probe_read_only
 from gates.probes import validate_probe
 from harness.kernel.core import BudgetExceeded, Finished, StateActError, ToolError
-from harness.kernel.loop import LoopConfig, ToolLoop, check_run_budgets
+from harness.kernel.loop import check_run_budgets
 from harness.kernel.records import load_events
 from harness.kernel.resume import _replay_calls
-from harness.tools import BashTool, EditorTool, PythonTool
-from subagents import ReportTool
 
-from .andor_parse import parse_check, parse_children, parse_expansion, parse_update
+from .andor_actions import ActionRunner, NodeStallWatch
+from .andor_inject import Injections
+from .andor_memory import CandidateTable, parse_observation
+from .andor_parse import parse_check, parse_children, parse_expansion, parse_scores, parse_update
 from .andor_tree import Node, Tree, draw_tree
 from .jsonask import JsonAsker, prompt
 
 log = logging.getLogger(__name__)
 
 ENTER, EXIT = "enter", "exit"
-RUN_ENDING = ("cost_limit", "time_limit", "script_exhausted")
 
 __all__ = ["AndOrController", "Node", "Tree", "draw_tree"]
 
@@ -56,7 +59,10 @@ class AndOrController:
         self.stack: list[tuple[str, str]] = []
         self.actions = 0
         self.notes: list[str] = []
-        self.injections = 0
+        self.injections = Injections(self.run_dir, record)
+        self.runner = ActionRunner(context)
+        self.candidates = CandidateTable(self.tree.memory)
+        self.watch = NodeStallWatch(context)
 
     # -- the walk ----------------------------------------------------------------------------------
 
@@ -94,12 +100,13 @@ class AndOrController:
         from types import SimpleNamespace
 
         self.tree = tree
+        self.candidates = CandidateTable(tree.memory)
         for node in tree.walk():  # whatever was running when the run stopped runs again
             if node.status in ("entering", "active") and node.kind in (None, "action"):
                 node.status = "pending"
             elif node.status == "succeeded" and node.kind == "action":
                 self.notes.append(f"{node.id} {node.goal[:80]}: {node.report[:300]}")
-        tools = SimpleNamespace(tools={t.name: t for t in self._worker_tools()[:3]})
+        tools = SimpleNamespace(tools={t.name: t for t in self.runner.worker_tools()[:3]})
         replayed = 0
         for index, event in enumerate(load_events(self.run_dir)):
             if (
@@ -111,14 +118,6 @@ class AndOrController:
                     tools, [b for b in event["content"] if b.get("type") == "tool_use"]
                 )
         self._record("resumed", replayed_calls=replayed, since_event_index=since)
-
-    def _worker_tools(self) -> list:
-        return [
-            BashTool(self.sandbox, session="andor"),
-            PythonTool(self.sandbox),
-            EditorTool(self.sandbox),
-            ReportTool(),
-        ]
 
     def _enter(self, node: Node) -> None:
         if node.kind is None:
@@ -138,7 +137,7 @@ class AndOrController:
         """Push what `node` runs next: every pending AND child in order, or the next OR alternative."""
         pending = [c for c in node.live_children() if c.status == "pending"]
         if node.kind == "or":
-            pending = pending[:1]
+            pending = self._best_alternative(node, pending)
         for child in reversed(pending):
             self.stack.append((child.id, ENTER))
         return bool(pending)
@@ -202,9 +201,12 @@ class AndOrController:
     def _context(self, node: Node, extra: str = "") -> str:
         tree = "\n".join(draw_tree(self.tree.to_dict()))
         notes = "\n".join(f"- {n}" for n in self.notes[-8:]) or "(none yet)"
+        table = self.candidates.render()
+        table = f"<candidates>\n{table}\n</candidates>\n\n" if table else ""
         return (
             f"<task>\n{self.instruction}\n</task>\n\n<tree>\n{tree}\n</tree>\n\n<progress-notes>\n{notes}\n"
-            f'</progress-notes>\n\n<node id="{node.id}" depth="{self.tree.depth(node)}" '
+            f"</progress-notes>\n\n{table}"
+            f'<node id="{node.id}" depth="{self.tree.depth(node)}" '
             f'max-depth="{self.settings.max_depth}">\n{node.goal}\n</node>{extra}'
         )
 
@@ -223,12 +225,14 @@ class AndOrController:
         node.kind = value["type"]
         if node.kind == "action":
             node.probe = value.get("probe") or node.probe
+            node.agent = value.get("agent") or node.agent
         for child in value.get("children", []):
-            node.add_child(
-                child["goal"],
-                probe=child.get("probe"),
-                kind="action" if child.get("type") == "action" else None,
-            )
+            self._add_child(node, child)
+
+    @staticmethod
+    def _add_child(node: Node, child: dict) -> None:
+        kind = "action" if child.get("type") == "action" or child.get("agent") else None
+        node.add_child(child["goal"], probe=child.get("probe"), kind=kind, agent=child.get("agent"))
 
     def _repair(self, node: Node) -> bool:
         failures = [
@@ -254,11 +258,7 @@ class AndOrController:
             if child.status != "succeeded":
                 child.retired = True
         for child in value:
-            node.add_child(
-                child["goal"],
-                probe=child.get("probe"),
-                kind="action" if child.get("type") == "action" else None,
-            )
+            self._add_child(node, child)
         node.revisions += 1
         self.tree.revisions += 1
         self._record(
@@ -315,36 +315,15 @@ class AndOrController:
             raise BudgetExceeded(
                 "action_limit", f"the tree used its {self.settings.max_actions} action nodes"
             )
-        tools = self._worker_tools()
-        loop_config = LoopConfig(
-            max_turns=self.settings.worker_turns,
-            max_cost_usd=self.config.loop.max_cost_usd,
-            max_wall_s=self.config.loop.max_wall_s,
-        )
-        loop = ToolLoop(
-            self.model,
-            tools,
-            prompt("andor_action.md"),
-            agent=f"andor-{node.id}",
-            config=loop_config,
-            stats=self.stats,
-            record=self.record,
-            finish_tool="report",
-        )
         done = "\n".join(f"- {n}" for n in self.notes[-8:]) or "(nothing yet)"
-        end = loop.run(
-            f"<task>\n{self.instruction}\n</task>\n\n<done-so-far>\n{done}\n</done-so-far>\n\n"
-            f"<your-subgoal>\n{node.goal}\n</your-subgoal>"
-        )
-        if isinstance(end, BudgetExceeded) and end.status in RUN_ENDING:
-            raise end
-        if not (isinstance(end, Finished) and end.status == "reported"):
-            node.status, node.report = (
-                "failed",
-                f"the worker stopped without a report ({end.status}: {end.message})",
-            )
+        table = self.candidates.render()
+        done += f"\n\nCandidates so far:\n{table}" if table else ""
+        reported, node.report = self.runner.run(node, self.instruction, done)
+        if not reported:
+            node.status = "failed"
+            self._watch(node)
             return
-        node.report = end.message
+        self._observe(node)
         verdict, evidence = self._probe(node)
         if verdict is None:
             verdict, evidence = self._completion_check(node, evidence or "(no probe)")
@@ -355,7 +334,57 @@ class AndOrController:
             self.task_state.check_boundary(self.sandbox, f"boundary check after node {node.id}")
         if verdict:
             self.notes.append(f"{node.id} {node.goal[:80]}: {node.report[:300]}")
+        self._watch(node)
+        if node.status == "succeeded":
             self._update_tree(node)
+
+    def _observe(self, node: Node) -> None:
+        """The observation summarizer: merge what the report saw into the candidate table."""
+        if not self.settings.track_candidates:
+            return
+        table = self.candidates.render() or "(empty)"
+        extra = (
+            f"\n\n<table>\n{table}\n</table>\n\n"
+            f'<latest-report node="{node.id}">\n{node.report[:3000]}\n</latest-report>'
+        )
+        value, error = self.ask.ask(
+            prompt("andor_observe.md"),
+            self._context(node, extra),
+            parse_observation,
+            f"observe {node.id}",
+        )
+        if value is not None:
+            self.candidates.merge(value)
+            self._record("andor_candidates", node=node.id, table=self.tree.memory)
+
+    def _best_alternative(self, node: Node, pending: list[Node]) -> list[Node]:
+        """The OR alternative to run next: the best scored, asked for when more than one is left."""
+        if len(pending) > 1:
+            ids = [c.id for c in pending]
+            listed = "\n".join(f"- {c.id}: {c.goal}" for c in pending)
+            extra = f"\n\n<alternatives>\n{listed}\n</alternatives>"
+            scores, error = self.ask.ask(
+                prompt("andor_score.md"),
+                self._context(node, extra),
+                parse_scores(ids),
+                f"score {node.id}",
+            )
+            for child in pending:
+                child.score = (scores or {}).get(child.id, child.score)
+            self._record("andor_scores", node=node.id, scores=scores, error=error)
+        ranked = sorted(pending, key=lambda c: -1.0 if c.score is None else -c.score)
+        return ranked[:1]
+
+    def _watch(self, node: Node) -> None:
+        response, detail = self.watch.after_node(node)
+        self._respond(response, detail, node)
+
+    def _respond(self, response: str | None, detail: str, node: Node | None) -> None:
+        if response == "feedback":
+            self.notes.append(f"STALL: {detail}. Do not repeat it; change the approach.")
+        elif response == "replan" and node is not None and node is not self.tree.root:
+            node.status = "failed"  # its parent is repaired with the stall as the failure
+            node.report += f"\n[stalled: {detail}; replan with a different method]"
 
     def _probe(self, node: Node) -> tuple[bool | None, str]:
         if not node.probe:
@@ -368,13 +397,18 @@ class AndOrController:
         return outcome.verdict, outcome.evidence
 
     def _finish_root(self, root: Node) -> None:
+        shortfall = self.candidates.shortfall() if self.settings.track_candidates else None
+        if shortfall is not None:  # the seed's guard against stopping early on "find N" tasks
+            root.status, root.report = "failed", f"not finished: {shortfall}"
+            self._record("andor_shortfall", reason=shortfall)
+            return
         summary = "; ".join(self.notes[-5:])[:2000]
         if self.review is not None:
-            rejection = self.review(
-                summary
-            )  # raises Finished("gate_rejected") when its rounds run out
+            # raises Finished("gate_rejected") when its rounds run out
+            rejection = self.review(summary)
             if rejection is not None:
                 root.status, root.report = "failed", rejection
+                self._respond(*self.watch.after_gate(rejection), None)
             return
         done, reason = self._completion_check(root, "\n".join(self.notes[-10:]))
         if not done:
@@ -394,39 +428,10 @@ class AndOrController:
         check_run_budgets(loop, self.stats)
 
     def _consume_injection(self) -> None:
-        path = self.run_dir / "inject.json" if self.run_dir else None
-        if path is None or not path.exists():
-            return
-        try:
-            request = json.loads(path.read_text())
-            goal, parent_id = request["goal"], str(request.get("parent") or self.tree.root.id)
-            if not isinstance(goal, str) or not goal.strip():
-                raise ValueError("`goal` must be a non-empty string")
-        except (ValueError, KeyError, TypeError) as exc:
-            self._consume(path, error=f"inject.json is not usable: {exc}")
-            return
-        parent = self.tree.find(parent_id)
-        if parent is not None and parent.kind is None:
-            return  # not expanded yet: the injection waits for its structure
-        if parent is None or parent.kind != "and" or parent.status != "active":
-            self._consume(path, error=f"node {parent_id} is not an active AND node")
-            return
-        probe = request.get("probe")
-        if probe is not None:
-            try:
-                probe = validate_probe(probe).model_dump()
-            except ToolError as exc:
-                self._consume(path, error=str(exc))
-                return
-        child = parent.add_child(goal.strip(), probe=probe, kind="action", injected=True)
-        self.stack.append((child.id, ENTER))  # the correction runs next
-        self._consume(path, node=child.id)
-        self.tree.save("inject", node=child.id, goal=child.goal)
-
-    def _consume(self, path: Path, **details) -> None:
-        self.injections += 1
-        path.rename(path.with_name(f"inject.consumed-{self.injections}.json"))
-        self._record("inject", **details)
+        child = self.injections.take(self.tree)
+        if child is not None:
+            self.stack.append((child.id, ENTER))  # the correction runs next
+            self.tree.save("inject", node=child.id, goal=child.goal)
 
     def _record(self, event: str, **data) -> None:
         if self.record is not None:

@@ -43,6 +43,10 @@ class Node:
     """A typed probe that decides an action node, when the expansion gave one."""
     report: str = ""
     """The worker's report (actions) or why the node ended as it did."""
+    agent: str | None = None
+    """Who carries out an action node: None or `worker` (code tools), `web` or `gui`."""
+    score: float | None = None
+    """An OR alternative's estimated chance of success (the planner's score; higher runs first)."""
     retired: bool = False
     injected: bool = False
     children: list[Node] = field(default_factory=list)
@@ -57,9 +61,15 @@ class Node:
         probe: dict | None = None,
         kind: str | None = None,
         injected: bool = False,
+        agent: str | None = None,
     ) -> Node:
         child = Node(
-            f"{self.id}.{len(self.children) + 1}", goal, kind=kind, probe=probe, injected=injected
+            f"{self.id}.{len(self.children) + 1}",
+            goal,
+            kind=kind,
+            probe=probe,
+            injected=injected,
+            agent=agent,
         )
         self.children.append(child)
         return child
@@ -82,6 +92,8 @@ class Tree:
         """Expansions, repairs and prunings so far (the paper's total revisions)."""
         self.run_dir = Path(run_dir) if run_dir else None
         self.steps = 0
+        self.memory: dict = {}
+        """The observation summarizer's candidate table (see `andor_memory.py`)."""
 
     def walk(self, node: Node | None = None):
         node = node or self.root
@@ -107,7 +119,12 @@ class Tree:
         self.revisions += 1
 
     def to_dict(self) -> dict:
-        return {"revisions": self.revisions, "steps": self.steps, "root": self.root.to_dict()}
+        return {
+            "revisions": self.revisions,
+            "steps": self.steps,
+            "memory": self.memory,
+            "root": self.root.to_dict(),
+        }
 
     def save(self, event: str, **details) -> None:
         """Write `tree.json` and append this step to `tree.jsonl`."""
@@ -135,6 +152,7 @@ class Tree:
         tree = cls("", run_dir)
         tree.root = Node.from_dict(data["root"])
         tree.revisions, tree.steps = data.get("revisions", 0), data.get("steps", 0)
+        tree.memory = data.get("memory") or {}
         return tree
 
 
@@ -151,6 +169,10 @@ def draw_tree(data: dict) -> list[str]:
             extras.append("retired")
         if node.get("injected"):
             extras.append("injected")
+        if node.get("agent") not in (None, "worker"):
+            extras.append(f"by {node['agent']}")
+        if node.get("score") is not None:
+            extras.append(f"score {node['score']:.2f}")
         return f"{MARKS.get(node['status'], '[?]')} {node['id']} {kind} {node['goal'][:70]} ({', '.join(extras)})"
 
     def draw(node: dict, prefix: str, last: bool, top: bool) -> None:

@@ -6,6 +6,7 @@ every mode parses the same way and every call is counted and recorded.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Callable
@@ -20,6 +21,10 @@ REPAIR = (
     "Your answer could not be used: {error}\nAnswer again with only the JSON value the instructions ask "
     "for, nothing before or after it."
 )
+
+
+def b64encode(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def prompt(name: str) -> str:
@@ -68,9 +73,17 @@ class JsonAsker:
         self.retries = retries
         self.calls = 0
 
-    def ask(self, system: str, user: str, check: Callable, purpose: str):
-        """`check(parsed)` returns the usable value or raises ValueError; returns (value, error)."""
-        messages = [{"role": "user", "content": [{"type": "text", "text": user}]}]
+    def ask(self, system: str, user: str, check: Callable, purpose: str, images: tuple = ()):
+        """`check(parsed)` returns the usable value or raises ValueError; returns (value, error).
+        `images` (PNG bytes) go before the text, for a question about the screen."""
+        shown = [
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": "image/png", "data": b64encode(png)},
+            }
+            for png in images
+        ]
+        messages = [{"role": "user", "content": [*shown, {"type": "text", "text": user}]}]
         error = "no answer"
         for attempt in range(self.retries + 1):
             reply = self.model.complete(system, messages, [])

@@ -4,10 +4,13 @@ Long-term control state persists across steps: the active subgoal, evidence alig
 feedback and a status (continue, advance, error, stall, finish). Each step, one short tool-less JSON
 request turns that state into a short commitment: up to three candidate proposals, each a subgoal with
 an ordered list of actions, and the index of the best. The harness executes the chosen actions, abstracts
-each outcome into one evidence line, and routes: a new subgoal advances, a failed action is an error
-with its output as feedback, a repeated no-progress action is a stall (its equivalents are suppressed,
-then a replan is forced, then the run ends as `stalled`), and `done` goes to final verification (the
-finish gate). Answers are parsed strictly, with one repair retry naming the error.
+each outcome into one evidence line by a model call (Step Abstraction, `lstc_abstract.py`), and
+routes: a new subgoal advances, a failed action is an error with its output as feedback, a repeated
+action or 3 steps changing nothing (no file, no screen, no new output) are a stall (its equivalents
+are suppressed, then a replan is forced, then the run ends as `stalled`), and `done` goes to final
+verification (the finish gate). With `--grounder`, GUI actions name what to click and a visual
+grounder finds it (`lstc_gui.py`). Every `refine_every` steps the long-term state is rewritten
+shorter (context refinement). Answers are parsed strictly, with up to 3 repairs naming the error.
 """
 
 from __future__ import annotations
@@ -23,14 +26,22 @@ from harness.kernel.records import load_events
 from harness.tools import PythonTool
 
 from .jsonask import JsonAsker, prompt
+from .lstc_abstract import (
+    abstract_step,
+    abstraction_request,
+    parse_abstraction,
+    parse_refinement,
+)
+from .lstc_gui import GUI_TOOLS, Grounder, GuiChannel, grounder_options
 
 log = logging.getLogger(__name__)
 
 STATUSES = ("continue", "advance", "error", "stall", "finish")
 TOOLS = ("bash", "python", "done", "infeasible")
 MAX_CANDIDATES = 3
-EVIDENCE_CHARS = 240
 SESSION = "lstc"
+
+__all__ = ["LongTermState", "LstcController", "abstract_step", "parse_commitment"]
 
 
 @dataclass
@@ -46,6 +57,8 @@ class LongTermState:
     """Fingerprints of actions that repeated without progress; proposals repeating them are refused."""
     suppressed_text: list[str] = field(default_factory=list)
     steps: int = 0
+    summary: str = ""
+    """The last context refinement's summary of everything before the current subgoal."""
 
     def render(self, instruction: str, task_state=None) -> str:
         evidence = "\n".join(f"- {line}" for line in self.evidence) or "- (none yet)"
@@ -55,6 +68,7 @@ class LongTermState:
             f"TASK: {instruction}",
             f"STEP: {self.steps + 1}",
             f"STATUS: {self.status}",
+            *([f"SUMMARY SO FAR: {self.summary}"] if self.summary else []),
             f"SUBGOAL: {self.subgoal or '(none yet)'}",
             f"DONE SUBGOALS:\n{done}",
             f"EVIDENCE FOR THE SUBGOAL:\n{evidence}",
@@ -67,7 +81,7 @@ class LongTermState:
         return "\n\n".join(parts)
 
 
-def parse_commitment(value, max_actions: int = 4) -> dict:
+def parse_commitment(value, max_actions: int = 4, tools: tuple[str, ...] = TOOLS) -> dict:
     """The chosen candidate `{"subgoal", "actions": [{"tool", "input"}]}` of a planner answer."""
     if not isinstance(value, dict) or not isinstance(value.get("candidates"), list):
         raise ValueError('expected {"candidates": [...], "best": N}')
@@ -90,26 +104,18 @@ def parse_commitment(value, max_actions: int = 4) -> dict:
     if not isinstance(actions, list) or not 1 <= len(actions) <= max_actions:
         raise ValueError(f"candidate {best} needs `actions`: a list of 1 to {max_actions} actions")
     for n, action in enumerate(actions, start=1):
-        if not isinstance(action, dict) or action.get("tool") not in TOOLS:
+        if not isinstance(action, dict) or action.get("tool") not in tools:
             raise ValueError(
-                f"action {n} of candidate {best} needs `tool`: one of {', '.join(TOOLS)}"
+                f"action {n} of candidate {best} needs `tool`: one of {', '.join(tools)}"
             )
-        if action["tool"] in ("bash", "python") and (
+        if action["tool"] not in ("done", "infeasible") and (
             not isinstance(action.get("input"), str) or not action["input"].strip()
         ):
             raise ValueError(
-                f"action {n} ({action['tool']}) needs `input`: the command or code as a string"
+                f"action {n} ({action['tool']}) needs `input`: the command, code, element or "
+                "text as a string"
             )
     return {"subgoal": chosen["subgoal"].strip(), "actions": actions, "candidates": len(candidates)}
-
-
-def abstract_step(tool: str, command: str, ok: bool, output: str) -> str:
-    """One evidence line from an outcome: the action, ok or error, and the output's first and last lines."""
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    shown = lines if len(lines) <= 4 else [*lines[:2], "...", *lines[-2:]]
-    text = " | ".join(shown) or "(no output)"
-    command = " ".join(command.split())
-    return f"{tool} `{command[:80]}` -> {'ok' if ok else 'ERROR'}: {text}"[:EVIDENCE_CHARS]
 
 
 class LstcController:
@@ -130,7 +136,21 @@ class LstcController:
         )
         self.state = LongTermState()
         self.python = PythonTool(sandbox, timeout_s=self.settings.action_timeout_s)
-        self.detector = StallDetector(config.stall)
+        stall = config.stall.model_copy(update={"no_progress_turns": self.settings.no_change_steps})
+        self.detector = StallDetector(stall)
+        self.abstractor = JsonAsker(
+            context.model, stats, record, "lstc-abstract", self.settings.repair_retries, main=False
+        )
+        self.gui = None
+        self.tools = TOOLS
+        if self.settings.grounder:
+            options = grounder_options(
+                self.settings.grounder, config.model_options, self.settings.grounder_base_url
+            )
+            grounder = Grounder(self.settings.grounder, options, stats)
+            self.gui = GuiChannel(sandbox, tuple(config.sandbox.display_size), grounder, stats)
+            self.tools = TOOLS + GUI_TOOLS
+        self.changed: dict[str, tuple] = {}
         self.router = StallRouter(record, ("feedback", "replan", "stop"), agent="lstc")
         self.done_refused = False
 
@@ -149,10 +169,11 @@ class LstcController:
 
     def _step(self) -> None:
         user = self.state.render(self.instruction, self.task_state)
+        system = prompt("lstc_plan.md") + (prompt("lstc_gui.md") if self.gui else "")
         commitment, error = self.ask.ask(
-            prompt("lstc_plan.md"),
+            system,
             user,
-            lambda v: parse_commitment(v, self.settings.max_actions_per_step),
+            lambda v: parse_commitment(v, self.settings.max_actions_per_step, self.tools),
             "commit",
         )
         self.state.steps += 1
@@ -180,6 +201,9 @@ class LstcController:
         elif not signal and self.detector.sustained_progress():
             self.router.calm("files changed over several steps in a row")
         self._record("lstc_step", commitment=commitment, results=results, state=asdict(self.state))
+        every = self.settings.refine_every
+        if every and self.state.steps % every == 0:
+            self._refine()
 
     def _route_subgoal(self, subgoal: str) -> None:
         if subgoal.lower() in ("continue", self.state.subgoal.lower()) and self.state.subgoal:
@@ -206,11 +230,14 @@ class LstcController:
             return {"tool": tool, "input": command, "route": "stall", "refused": True}
         self.stats.tool_uses += 1
         ok, output = self._execute(tool, command)
+        diff = self._file_diff()
+        screen = self.gui.last_png if self.gui and tool in GUI_TOOLS and ok else None
         self._record("lstc_action", tool=tool, input=command, ok=ok, output=output[:4000])
-        self.state.evidence = [*self.state.evidence, abstract_step(tool, command, ok, output)][
-            -self.settings.evidence_items :
-        ]
-        signal = self.detector.observe_action({"name": tool, "input": command}, output)
+        evidence = self._abstract(tool, command, ok, output, diff, screen)
+        self.state.evidence = [*self.state.evidence, evidence][-self.settings.evidence_items :]
+        # a GUI action's observation is the screen it left, so clicking without effect repeats
+        seen = output + (f"\n[screen {fingerprint(screen.hex())}]" if screen else "")
+        signal = self.detector.observe_action({"name": tool, "input": command}, seen)
         if signal:
             self._stalled(signal)
             return {"tool": tool, "input": command, "route": "stall", "ok": ok}
@@ -222,7 +249,68 @@ class LstcController:
             return {"tool": tool, "input": command, "route": "error", "ok": False}
         return {"tool": tool, "input": command, "route": "continue", "ok": True}
 
+    def _abstract(self, tool, command, ok, output, diff, screen) -> str:
+        """Step Abstraction: an evidence line by a model call, else the output's first/last."""
+        fallback = abstract_step(tool, command, ok, output)
+        if self.settings.abstraction != "model":
+            return fallback
+        request = abstraction_request(self.state.subgoal, tool, command, ok, output, diff)
+        try:
+            value, _ = self.abstractor.ask(
+                prompt("lstc_abstract.md"),
+                request,
+                parse_abstraction,
+                f"abstract step {self.state.steps}",
+                images=(screen,) if screen else (),
+            )
+        except StateActError as exc:
+            if not screen:
+                raise
+            # a text-only model refuses the screenshot: the step is abstracted from its output
+            self._record("lstc_abstract_error", error=str(exc)[:500])
+            return fallback
+        if value is None:
+            return fallback
+        effect = "" if value["changed"] else " (no effect)"
+        return f"{tool} `{' '.join(command.split())[:60]}` -> {value['evidence']}{effect}"
+
+    def _file_diff(self) -> list[str]:
+        """Files changed since the previous action (the state diff the abstraction sees)."""
+        try:
+            listed = self.sandbox.call("fs.changed", since=self.started_at, limit=500)["paths"]
+        except (ToolError, StateActError):
+            return []
+        now = {p["path"]: (p["mtime"], p["size"]) for p in listed}
+        diff = [
+            f"{path} ({size} bytes)"
+            for path, (mtime, size) in now.items()
+            if self.changed.get(path) != (mtime, size)
+        ]
+        self.changed = now
+        return diff
+
+    def _refine(self) -> None:
+        """Context refinement: the long-term state rewritten as a summary plus current evidence."""
+        value, error = self.ask.ask(
+            prompt("lstc_refine.md"),
+            self.state.render(self.instruction),
+            parse_refinement,
+            "refine",
+        )
+        if value is None:
+            self._record("lstc_refine", error=error)
+            return
+        self.state.summary = value["summary"]
+        self.state.evidence = value["evidence"]
+        self.state.done_subgoals = self.state.done_subgoals[-2:]
+        self._record("lstc_refine", summary=value["summary"], evidence=value["evidence"])
+
     def _execute(self, tool: str, command: str) -> tuple[bool, str]:
+        if tool in GUI_TOOLS:
+            try:
+                return True, self.gui.act(tool, command)
+            except (ToolError, StateActError) as exc:
+                return False, f"{tool} failed: {exc}"
         try:
             if tool == "bash":
                 result = self.sandbox.call(
@@ -282,11 +370,14 @@ class LstcController:
         raise Finished("completed", summary)
 
     def _state_key(self) -> str | None:
+        """Files changed so far and, with a GUI channel in use, the screen."""
         try:
             changed = self.sandbox.call("fs.changed", since=self.started_at, limit=500)
         except (ToolError, StateActError):
             return None
-        return fingerprint([(p["path"], p["mtime"], p["size"]) for p in changed["paths"]])
+        files = [(p["path"], p["mtime"], p["size"]) for p in changed["paths"]]
+        screen = self.gui.last_png if self.gui else None
+        return fingerprint([files, fingerprint(screen.hex()) if screen else None])
 
     def _check_budgets(self) -> None:
         loop = self.config.loop
@@ -303,7 +394,8 @@ class LstcController:
             self.state = LongTermState(**steps[-1]["state"])
         replayed = 0
         for index, event in enumerate(events):
-            if event["event"] == "lstc_action" and index > since:
+            # GUI actions are not replayed: a point on an old screen may mean something else now
+            if event["event"] == "lstc_action" and index > since and event["tool"] not in GUI_TOOLS:
                 self._execute(event["tool"], event["input"])
                 replayed += 1
         self._record("resumed", replayed_calls=replayed, since_event_index=since)

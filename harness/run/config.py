@@ -79,6 +79,9 @@ class AndOrConfig(BaseModel):
     """Model turns of one action node's worker."""
     tree_updates: bool = True
     """Ask the model after each succeeded action whether pending nodes should be pruned or refined."""
+    track_candidates: bool = True
+    """Summarize each action's observations into a candidate table checked against the task's
+    constraints; the root may not finish while fewer candidates than needed meet them."""
 
 
 class LstcConfig(BaseModel):
@@ -88,10 +91,21 @@ class LstcConfig(BaseModel):
     """Actions one commitment may hold."""
     evidence_items: int = 12
     """Evidence lines kept in the long-term state."""
-    repair_retries: int = 1
-    """Retries with the parse error when an answer is not the required JSON."""
+    repair_retries: int = 3
+    """Retries with the parse error when an answer is not the required JSON (the seed: 3)."""
     action_timeout_s: float = 180.0
     """Timeout of one bash or python action."""
+    no_change_steps: int = 3
+    """Steps in a row changing no file, not the screen and no output: a stall (the seed: 3)."""
+    abstraction: str = "model"
+    """Step Abstraction: `model` (a model call sees the action, its output, the changed files and,
+    for a GUI action, the screenshot) or `lines` (the output's first and last lines)."""
+    refine_every: int = 10
+    """Steps between context refinements (a model call rewrites the long-term state); 0: never."""
+    grounder: str | None = None
+    """The GUI channel's grounder, an OpenAI-compatible vision model `openai/NAME`; None: no GUI."""
+    grounder_base_url: str | None = None
+    """The grounder's endpoint; None uses the main model's (same provider) or OPENAI_BASE_URL."""
 
 
 class RunConfig(BaseModel):
