@@ -6,7 +6,8 @@
 set -euo pipefail
 
 LOG=/var/log/stateact-dockerd.log
-PACKAGES=(docker.io debootstrap bubblewrap)
+# npm, g++, make and libkrb5-dev build the desktop image's VS Code (code-server) bundle on the host.
+PACKAGES=(docker.io debootstrap bubblewrap npm g++ make libkrb5-dev)
 WAIT_S=60
 
 fail() { echo "install-engine: $*" >&2; exit 1; }

@@ -276,4 +276,4 @@ def get_accessibility_tree(spec: dict, ctx: GetterContext) -> str:
 
 
 # Registered at import time through @getter; imported last because they use the helpers above.
-from tasks import getters_chrome, getters_desktop  # noqa: E402, F401
+from tasks import getters_chrome, getters_chrome_live, getters_desktop  # noqa: E402, F401

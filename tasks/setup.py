@@ -8,6 +8,7 @@ GUI programs need the desktop: before the first GUI step the sandbox's `stateact
 
 from __future__ import annotations
 
+import re
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 from harness.core import StateActError, ToolError
 from sandboxes.base import SANDBOX_HOME, SANDBOX_USER, Sandbox
 from tasks.cache import resolve_source
+from tasks.chrome_live import cdp_call
 from tasks.schema import SetupStep, Task
 
 DESKTOP_ENV = "/tmp/stateact-desktop.env"
@@ -30,8 +32,22 @@ STEP_TYPES = {
     "sleep",
     "activate_window",
     "close_window",
+    "chrome_open_tabs",
+    "chrome_close_tabs",
+    "update_browse_history",
+    "login",
+    "googledrive",
 }
-GUI_STEPS = {"open", "launch", "activate_window", "close_window"}
+GUI_STEPS = {"open", "launch", "activate_window", "close_window", "chrome_open_tabs"}
+UNSUPPORTED_STEPS = {
+    "login": "it signs in to a live web site with an account, which StateAct's offline sandbox "
+    "cannot do",
+    "googledrive": "it fills a Google Drive account, which StateAct's offline sandbox cannot do",
+}
+SUDO = re.compile(r"(^|[\s;&|(`])sudo\s")
+# OSWorld's user has sudo; the agent here has none, so files a root step leaves in the home are
+# handed back to the user (otherwise the task could not be done without sudo).
+GIVE_HOME_BACK = f"find {SANDBOX_HOME} -xdev -user root -exec chown -h {SANDBOX_USER}: {{}} +"
 OFFICE_MODES = {
     ".xlsx": "--calc",
     ".xls": "--calc",
@@ -184,10 +200,18 @@ class SetupRunner:
         # their output later, as OSWorld does.
         command = command_text(params["command"])
         until = params.get("until") or {}
+        # `sudo` cannot raise privileges in the sandbox (no-new-privileges), so a step that uses it
+        # runs as root, where sudo just runs the command, with the user's HOME as OSWorld's has.
+        as_root = SUDO.search(command) is not None
+        user, prefix = ("root", f"export HOME={SANDBOX_HOME}; ") if as_root else (SANDBOX_USER, "")
         for _attempt in range(10 if until else 1):
             code, output = self.bash(
-                f"cd {SANDBOX_HOME}; {command}", timeout=float(params.get("timeout", 120))
+                f"{prefix}cd {SANDBOX_HOME}; {command}",
+                timeout=float(params.get("timeout", 120)),
+                user=user,
             )
+            if as_root:
+                self.bash(GIVE_HOME_BACK, user="root")
             if not until or self.until_met(until, code, output):
                 break
             time.sleep(1.0)
@@ -224,9 +248,29 @@ class SetupRunner:
         )
         self.must(script, f"closing the window {params['window_name']!r}")
 
+    def chrome(self, request: dict) -> dict:
+        return cdp_call(lambda command: self.bash(command, timeout=180.0), request)
+
+    def chrome_open_tabs(self, params: dict) -> None:
+        urls = [str(url) for url in params.get("urls_to_open", [])]
+        self.chrome({"op": "open_tabs", "urls": urls, "wait_s": 30})
+
+    def chrome_close_tabs(self, params: dict) -> None:
+        urls = [str(url) for url in params.get("urls_to_close", [])]
+        self.chrome({"op": "close_tabs", "urls": urls, "wait_s": 30})
+
+    def update_browse_history(self, params: dict) -> None:
+        from tasks.chrome_history import history_script
+
+        self.must(history_script(params.get("history", [])), "writing Chrome's history")
+
     def run(self, index: int, step: SetupStep) -> None:
         if step.type not in STEP_TYPES:
             raise StateActError(f"setup step {index} has the unsupported type {step.type!r}")
+        if step.type in UNSUPPORTED_STEPS:
+            raise StateActError(
+                f"setup step {index} ({step.type}) is unsupported: {UNSUPPORTED_STEPS[step.type]}"
+            )
         params = substitute_placeholders(step.parameters, self.placeholders)
         handler = self.execute if step.type == "command" else getattr(self, step.type)
         try:
