@@ -1,0 +1,83 @@
+"""OSWorld setup steps that need more than a user shell: sudo, Chrome, site logins (no Docker)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.core import StateActError
+from tasks.chrome_live import omnibox_text
+from tasks.schema import SetupStep, load_task
+from tasks.setup import SUDO, run_setup
+from tests.test_task_setup import RecordingSandbox
+
+
+def task(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"id": "t", "instruction": "x", "evaluator": {"func": "infeasible"}}))
+    return load_task(path)
+
+
+def run(tmp_path, *raw, sandbox=None):
+    sandbox = sandbox or RecordingSandbox()
+    run_setup([SetupStep.model_validate(s) for s in raw], sandbox, task(tmp_path), None)
+    return sandbox
+
+
+@pytest.mark.parametrize(
+    "command, uses_sudo",
+    [
+        ("echo {CLIENT_PASSWORD} | sudo -S apt-get install jq -y", True),
+        ("sudo mkdir /opt/x", True),
+        ("ls; sudo -S true", True),
+        ("echo pseudo code", False),
+        ("grep sudoers /etc/group", False),
+        ("cat ~/sudo.txt", False),
+    ],
+)
+def test_sudo_is_recognised_as_a_command_word_only(command, uses_sudo):
+    assert (SUDO.search(command) is not None) is uses_sudo
+
+
+def test_a_sudo_step_runs_as_root_with_the_users_home_then_gives_the_home_back(tmp_path):
+    sandbox = run(
+        tmp_path,
+        {"type": "execute", "parameters": {"command": "echo pw | sudo -S mkdir ~/Desktop/x"}},
+        {"type": "execute", "parameters": {"command": ["ls", "/home/user"]}},
+    )
+    (sudo_argv, sudo_user), (chown_argv, chown_user), (plain_argv, plain_user) = sandbox.commands
+    assert sudo_user == "root" and "export HOME=/home/user;" in sudo_argv[-1]
+    assert chown_user == "root" and "-user root -exec chown -h user:" in chown_argv[-1]
+    assert plain_user == "user" and "sudo" not in plain_argv[-1]
+
+
+@pytest.mark.parametrize("step", ["login", "googledrive"])
+def test_account_steps_are_reported_unsupported_in_one_sentence(tmp_path, step):
+    with pytest.raises(StateActError, match=rf"setup step 0 \({step}\) is unsupported: .*account"):
+        run(tmp_path, {"type": step, "parameters": {"settings_file": "x.json"}})
+
+
+def test_chrome_steps_fail_with_the_reason_when_no_browser_answers(tmp_path):
+    class NoChrome(RecordingSandbox):
+        def exec(self, argv, timeout=120.0, user="user"):
+            if "chrome_cdp" in " ".join(argv) or "connect_over_cdp" in " ".join(argv):
+                return 1, "no Chrome answers on 127.0.0.1 port 9222 or 1337; launch it\n"
+            return super().exec(argv, timeout, user)
+
+    step = {"type": "chrome_open_tabs", "parameters": {"urls_to_open": ["https://a.example"]}}
+    with pytest.raises(StateActError, match="chrome_open_tabs.*no Chrome answers on 127.0.0.1"):
+        run(tmp_path, step, sandbox=NoChrome())
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("https://www.example.com/a?b=1", "example.com/a?b=1"),
+        ("http://127.0.0.1:8000/x", "127.0.0.1:8000/x"),
+        ("file:///home/user/a.html", "file:///home/user/a.html"),
+        ("about:blank", "about:blank"),
+    ],
+)
+def test_the_address_bar_text_elides_scheme_and_www_as_chrome_does(url, shown):
+    assert omnibox_text(url) == shown
