@@ -71,6 +71,19 @@ def test_python_is_a_command_and_pyautogui_moves_the_sandbox_pointer(sandbox):
     assert sh(sandbox, "socat -V | head -2; jq --version; gsettings --version").count("\n") >= 3
 
 
+def test_gsettings_writes_dconf_and_the_command_getter_reads_it_back(sandbox, tmp_path):
+    sh(sandbox, "gsettings set org.gnome.desktop.interface text-scaling-factor 1.25")
+    sh(sandbox, "gsettings set org.gnome.shell favorite-apps \"['thunderbird.desktop']\"")
+    sh(sandbox, "test -s ~/.config/dconf/user")
+    ctx = context(sandbox, tmp_path)
+    for key, value in [
+        ("org.gnome.desktop.interface text-scaling-factor", "1.25"),
+        ("org.gnome.shell favorite-apps", "['thunderbird.desktop']"),
+    ]:
+        spec = {"type": "vm_command_line", "command": f"gsettings get {key}", "shell": True}
+        assert run_getter(spec, ctx).strip() == value
+
+
 def test_a_sudo_setup_step_works_but_the_agent_has_no_sudo(sandbox, tmp_path):
     task = load_task(SAVE_TASK)
     command = "echo {CLIENT_PASSWORD} | sudo -S mkdir -p ~/Desktop/todo && touch ~/Desktop/todo/a"

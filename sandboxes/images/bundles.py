@@ -84,5 +84,14 @@ def npm_bundle(pins: list[str], target: Path, log: Log) -> Path:
     log(f"installing {', '.join(others)} with {node_pin} (log: {log_path})")
     command = [npm, "install", "--global", "--prefix", str(target), "--foreground-scripts"]
     _run([*command, *others], "installing the npm bundle", env=env, log_to=log_path)
+    prune_build_leftovers(target)
     done.touch()
     return target
+
+
+def prune_build_leftovers(bundle: Path) -> None:
+    """Drop what only compiling needed: Node's headers and docs, the native modules' objects."""
+    for leftover in [bundle / "node" / "include", bundle / "node" / "share"]:
+        shutil.rmtree(leftover, ignore_errors=True)
+    for objects in list(bundle.rglob("obj.target")):
+        shutil.rmtree(objects, ignore_errors=True)
