@@ -71,15 +71,23 @@ def _desktop_cdp():
 
 def _desktop_page():
     """The tab on screen in the desktop's browser: same profile and tabs the task checker reads."""
+    import urllib.request
+
     url = _desktop_cdp()
     if url is None:
         return None
     browser = _browser.get("desktop")
     if browser is None or not browser.is_connected():
         browser = _browser["desktop"] = _playwright().chromium.connect_over_cdp(url)
-    pages = [page for context in browser.contexts for page in context.pages]
-    shown = [page for page in pages if page.evaluate("document.visibilityState") == "visible"]
-    page = (shown or pages or [None])[-1] or browser.contexts[0].new_page()
+    with urllib.request.urlopen(url + "/json/list", timeout=5) as answer:  # most recent first
+        order = [t["id"] for t in json.load(answer) if t.get("type") == "page"]
+    pages = {}
+    for page in [page for context in browser.contexts for page in context.pages]:
+        session = page.context.new_cdp_session(page)
+        pages[session.send("Target.getTargetInfo")["targetInfo"]["targetId"]] = page
+        session.detach()
+    shown = [pages[target] for target in order if target in pages]
+    page = shown[0] if shown else browser.contexts[0].new_page()
     page.set_default_timeout(ACTION_TIMEOUT_MS)
     page.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
     return page

@@ -45,9 +45,17 @@ UNSUPPORTED_STEPS = {
     "googledrive": "it fills a Google Drive account, which StateAct's offline sandbox cannot do",
 }
 SUDO = re.compile(r"(^|[\s;&|(`])sudo\s")
-# OSWorld's user has sudo; the agent here has none, so files a root step leaves in the home are
-# handed back to the user (otherwise the task could not be done without sudo).
-GIVE_HOME_BACK = f"find {SANDBOX_HOME} -xdev -user root -exec chown -h {SANDBOX_USER}: {{}} +"
+# OSWorld's user has sudo. Here no process can gain privileges: the sandbox sets no-new-privileges,
+# and even `docker exec -u root` into it has no capabilities (it could not switch users, nor write
+# in the user's home). So a step's `sudo` runs its command with the user's rights: what sudo does
+# in OSWorld's setups that can work offline (mkdir in the home, unzip, installing a package the
+# image already has) works; the rest fails as the step's output says, as it would without sudo.
+SUDO_AS_USER = (
+    "sudo() { local stdin_password=; while [ $# -gt 0 ]; do case $1 in "
+    "-S|--stdin) stdin_password=1; shift ;; -[ugpCDRhTU]) shift 2 ;; --) shift; break ;; "
+    "-*) shift ;; *) break ;; esac; done; "
+    '[ -n "$stdin_password" ] && IFS= read -r _; [ $# -eq 0 ] || "$@"; }; export -f sudo; '
+)
 OFFICE_MODES = {
     ".xlsx": "--calc",
     ".xls": "--calc",
@@ -200,18 +208,11 @@ class SetupRunner:
         # their output later, as OSWorld does.
         command = command_text(params["command"])
         until = params.get("until") or {}
-        # `sudo` cannot raise privileges in the sandbox (no-new-privileges), so a step that uses it
-        # runs as root, where sudo just runs the command, with the user's HOME as OSWorld's has.
-        as_root = SUDO.search(command) is not None
-        user, prefix = ("root", f"export HOME={SANDBOX_HOME}; ") if as_root else (SANDBOX_USER, "")
+        prefix = SUDO_AS_USER if SUDO.search(command) else ""
         for _attempt in range(10 if until else 1):
             code, output = self.bash(
-                f"{prefix}cd {SANDBOX_HOME}; {command}",
-                timeout=float(params.get("timeout", 120)),
-                user=user,
+                f"{prefix}cd {SANDBOX_HOME}; {command}", timeout=float(params.get("timeout", 120))
             )
-            if as_root:
-                self.bash(GIVE_HOME_BACK, user="root")
             if not until or self.until_met(until, code, output):
                 break
             time.sleep(1.0)

@@ -17,13 +17,13 @@ from tasks.evaluate import evaluate
 from tasks.getters import GetterContext, SandboxSource, run_getter
 from tasks.schema import SetupStep, load_task
 from tasks.setup import default_placeholders, run_setup
-from tests.conftest import OSWORLD_EXAMPLES, require_image
+from tests.conftest import require_image
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.desktop]
 
 ENV = "[ -f /tmp/stateact-desktop.env ] && . /tmp/stateact-desktop.env; "
 SITE_PORT = 8766
-SAVE_TASK = OSWORLD_EXAMPLES / "libreoffice_calc" / "01b269ae-2111-4a07-81fd-3fcd711993b0.json"
+SAVE_TASK = Path(__file__).parent / "osworld_tasks" / "01b269ae-2111-4a07-81fd-3fcd711993b0.json"
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +147,7 @@ def test_vlc_starts_and_writes_its_settings(sandbox, tmp_path):
 def test_vs_code_opens_a_folder_and_lists_an_installed_extension(sandbox, tmp_path):
     sh(sandbox, "mkdir -p ~/proj && echo hello > ~/proj/notes.txt")
     run_setup(
-        steps({"type": "launch", "parameters": {"command": ["code", "~/proj/notes.txt"]}}),
+        steps({"type": "launch", "parameters": {"command": ["code", "/home/user/proj/notes.txt"]}}),
         sandbox,
         load_task(SAVE_TASK),
         None,
@@ -224,7 +224,7 @@ def test_osworld_pyautogui_post_config_saves_the_calc_edit_and_the_task_scores(s
         score = evaluate(task, source, cache).score
         time.sleep(0.5)
     assert score == 1.0
-    sh(sandbox, "pkill -f soffice.bin || true")
+    sh(sandbox, "pkill -x soffice.bin || true")
 
 
 PAGES = {

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
 from harness.core import StateActError
 from tasks.chrome_live import omnibox_text
 from tasks.schema import SetupStep, load_task
-from tasks.setup import SUDO, run_setup
+from tasks.setup import SUDO, SUDO_AS_USER, run_setup
 from tests.test_task_setup import RecordingSandbox
 
 
 def task(tmp_path):
     path = tmp_path / "t.json"
-    path.write_text(json.dumps({"id": "t", "instruction": "x", "evaluator": {"func": "infeasible"}}))
+    path.write_text(
+        json.dumps({"id": "t", "instruction": "x", "evaluator": {"func": "infeasible"}})
+    )
     return load_task(path)
 
 
@@ -40,16 +43,29 @@ def test_sudo_is_recognised_as_a_command_word_only(command, uses_sudo):
     assert (SUDO.search(command) is not None) is uses_sudo
 
 
-def test_a_sudo_step_runs_as_root_with_the_users_home_then_gives_the_home_back(tmp_path):
+def test_a_sudo_step_runs_as_the_user_with_sudo_defined_in_its_shell(tmp_path):
     sandbox = run(
         tmp_path,
         {"type": "execute", "parameters": {"command": "echo pw | sudo -S mkdir ~/Desktop/x"}},
         {"type": "execute", "parameters": {"command": ["ls", "/home/user"]}},
     )
-    (sudo_argv, sudo_user), (chown_argv, chown_user), (plain_argv, plain_user) = sandbox.commands
-    assert sudo_user == "root" and "export HOME=/home/user;" in sudo_argv[-1]
-    assert chown_user == "root" and "-user root -exec chown -h user:" in chown_argv[-1]
+    (sudo_argv, sudo_user), (plain_argv, plain_user) = sandbox.commands
+    assert sudo_user == "user" and SUDO_AS_USER in sudo_argv[-1]
     assert plain_user == "user" and "sudo" not in plain_argv[-1]
+
+
+@pytest.mark.parametrize(
+    "line, output",
+    [
+        ("echo secret | sudo -S sh -c 'cat; echo ran'", "ran"),  # -S eats the password line
+        ("printf 'pw\\nrest\\n' | sudo -S -u root cat", "rest"),
+        ("sudo -E -H -- echo plain", "plain"),
+        ("sudo -n true && echo ok", "ok"),
+    ],
+)
+def test_the_sudo_function_drops_its_options_and_runs_the_command(line, output):
+    result = subprocess.run(["bash", "-c", SUDO_AS_USER + line], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.split() == [output], result.stderr
 
 
 @pytest.mark.parametrize("step", ["login", "googledrive"])

@@ -50,16 +50,18 @@ def pages(browser):
     return [page for context in browser.contexts for page in context.pages]
 
 
-def active_page(browser):
-    """The tab on screen: the last visible page (background tabs report `hidden`)."""
-    shown = None
+def active_page(browser, url):
+    """The tab on screen: Chrome lists its page targets most recently shown first."""
+    with urllib.request.urlopen(url + "/json/list", timeout=5) as answer:
+        order = [t["id"] for t in json.load(answer) if t.get("type") == "page"]
+    by_id = {}
     for page in pages(browser):
+        session = page.context.new_cdp_session(page)
         try:
-            if page.evaluate("document.visibilityState") == "visible":
-                shown = page
-        except Exception:
-            continue
-    return shown
+            by_id[session.send("Target.getTargetInfo")["targetInfo"]["targetId"]] = page
+        finally:
+            session.detach()
+    return next((by_id[i] for i in order if i in by_id), None)
 
 
 def page_record(page, content):
@@ -69,7 +71,7 @@ def page_record(page, content):
     return record
 
 
-def run(request, browser):
+def run(request, browser, url):
     op = request["op"]
     timeout_ms = int(request.get("timeout_s", 60) * 1000)
     if op == "open_tabs":
@@ -94,7 +96,7 @@ def run(request, browser):
     if op == "tabs":
         return [page_record(page, False) for page in pages(browser)]
     if op == "active":
-        page = active_page(browser)
+        page = active_page(browser, url)
         return page_record(page, True) if page else None
     if op == "page_info":
         context = browser.contexts[0] if browser.contexts else browser.new_context()
@@ -112,7 +114,7 @@ def main():
     url = endpoint(request.get("ports", [9222, 1337]), float(request.get("wait_s", 15)))
     with sync_playwright() as playwright:
         browser = playwright.chromium.connect_over_cdp(url)
-        result = run(request, browser)
+        result = run(request, browser, url)
     sys.stdout.write("\n" + json.dumps(result) + "\n")
 
 
