@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import io
+import shlex
 
 import openpyxl
 
@@ -23,7 +24,8 @@ BOOK = "/home/user/bench.xlsx"
 SIZE = (1280, 720)
 FIXED_START_SLEEP_S = 10.0
 FIXED_ACTION_SLEEP_S = 2.0
-CHROME = ["google-chrome", "--remote-debugging-port=1337", "about:blank"]
+# A page with text: the launch waits for painted content, and a blank page never gets any.
+CHROME = ["google-chrome", "--remote-debugging-port=1337", "data:text/html,<h1>StateAct bench</h1>"]
 SOCAT = ["socat", "tcp-listen:9222,fork", "tcp:localhost:1337"]
 DETACHED = "(setsid {command} </dev/null >/dev/null 2>&1 &)"
 
@@ -41,7 +43,7 @@ def osworld_chrome_row(config: SandboxConfig) -> Row:
 
     def launch(sandbox) -> None:
         Desktop(sandbox, SIZE).launch(CHROME, window="Chromium", timeout=120)
-        sandbox.exec(["bash", "-c", DETACHED.format(command=" ".join(SOCAT))])
+        sandbox.exec(["bash", "-c", DETACHED.format(command=shlex.join(SOCAT))])
 
     def ours():
         with open_sandbox(config) as sandbox:
@@ -52,7 +54,7 @@ def osworld_chrome_row(config: SandboxConfig) -> Row:
         with open_sandbox(config) as sandbox:
             sandbox.exec(["stateact-desktop", "start", f"{SIZE[0]}x{SIZE[1]}"], timeout=120)
             for argv in (CHROME, SOCAT):
-                command = "source /tmp/stateact-desktop.env; " + " ".join(argv)
+                command = "source /tmp/stateact-desktop.env; " + shlex.join(argv)
                 sandbox.exec(["bash", "-c", DETACHED.format(command=command)])
             sandbox.exec(["sleep", str(FIXED_START_SLEEP_S)], timeout=60)
 

@@ -71,6 +71,18 @@ def test_python_is_a_command_and_pyautogui_moves_the_sandbox_pointer(sandbox):
     assert sh(sandbox, "socat -V | head -2; jq --version; gsettings --version").count("\n") >= 3
 
 
+def test_ctrl_alt_t_opens_a_terminal_as_on_osworlds_ubuntu(sandbox):
+    command = "import pyautogui; import time; pyautogui.hotkey('ctrl', 'alt', 't'); time.sleep(0.5)"
+    run_setup(
+        steps({"type": "execute", "parameters": {"command": ["python", "-c", command]}}),
+        sandbox,
+        load_task(SAVE_TASK),
+        None,
+    )
+    window = window_of(sandbox, "gnome-terminal", "--class")
+    sh(sandbox, f"xdotool windowclose {window} || true")
+
+
 def test_gsettings_writes_dconf_and_the_command_getter_reads_it_back(sandbox, tmp_path):
     sh(sandbox, "gsettings set org.gnome.desktop.interface text-scaling-factor 1.25")
     sh(sandbox, "gsettings set org.gnome.shell favorite-apps \"['thunderbird.desktop']\"")
@@ -152,7 +164,7 @@ def test_vs_code_opens_a_folder_and_lists_an_installed_extension(sandbox, tmp_pa
         load_task(SAVE_TASK),
         None,
     )
-    window_of(sandbox, "Visual Studio Code")
+    window_of(sandbox, "notes.txt - proj - Visual Studio Code")  # the file open in its folder
     sh(sandbox, "test -d ~/.config/Code/User")
     vsix = make_vsix(tmp_path / "ext.vsix")
     sandbox.copy_in(vsix, "/tmp/ext.vsix")

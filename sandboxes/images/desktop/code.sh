@@ -18,7 +18,8 @@ server() { "$NODE" "$SERVER" "${DATA[@]}" "$@"; }
 
 for arg in "$@"; do
     case $arg in
-        --list-extensions|--install-extension|--uninstall-extension|--show-versions|--version|-v|--help|-h)
+        --list-extensions|--install-extension|--uninstall-extension|--show-versions \
+            |--version|-v|--help|-h)
             server "$@"; exit $? ;;
     esac
 done
@@ -45,7 +46,8 @@ target=${target%%:[0-9]*}          # `code -g file:12:3` opens file's folder
 target=$(realpath -m -- "$target")
 folder=$target
 [ -d "$folder" ] || folder=$(dirname -- "$folder")
-url="http://127.0.0.1:$PORT/?folder=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$folder")"
+quote='import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))'
+url="http://127.0.0.1:$PORT/?folder=$(python3 -c "$quote" "$folder")"
 setsid /usr/bin/chromium --user-data-dir="$STATE/browser" --no-sandbox --disable-gpu \
     --no-first-run --no-default-browser-check --password-store=basic \
     --disable-background-networking --disable-component-update --disable-sync \
