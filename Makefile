@@ -37,8 +37,13 @@ test-fast: $(INSTALLED)
 bench: $(INSTALLED)
 	$(BIN)/python -m bench
 
+# Style, then the layering: import contracts (pyproject's [tool.importlinter]) and no function-level
+# import across layer units; then shellcheck on the shell scripts (installed by .ci/install-engine.sh).
 lint: $(INSTALLED)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/python .ci/function_imports.py
+	git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck
 
 format: $(INSTALLED)
 	$(BIN)/ruff check --fix . && $(BIN)/ruff format .

@@ -6,8 +6,9 @@
 set -euo pipefail
 
 LOG=/var/log/stateact-dockerd.log
-# npm, g++, make and libkrb5-dev build the desktop image's VS Code (code-server) bundle on the host.
-PACKAGES=(docker.io debootstrap bubblewrap npm g++ make libkrb5-dev)
+# `make lint` runs shellcheck on the shell scripts; npm, g++, make and libkrb5-dev build the desktop
+# image's VS Code (code-server) bundle on the host.
+PACKAGES=(docker.io debootstrap bubblewrap shellcheck npm g++ make libkrb5-dev)
 WAIT_S=60
 
 fail() { echo "install-engine: $*" >&2; exit 1; }
@@ -31,7 +32,8 @@ fi
 # The Makefile keeps Python in a virtual environment; Debian's python3 needs python3-venv for that.
 if ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
     echo "install-engine: installing python3-venv"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null \
+    apt-get update -qq || fail "apt-get update failed; check the Debian mirror in /etc/apt/sources.list.d."
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null \
         || fail "apt-get install python3-venv failed."
 fi
 

@@ -1,14 +1,14 @@
 """Harness overhead per turn: everything the loop does except the model call and the tool itself
-(history, budget and compaction checks, context note, the run record flushed to disk)."""
+(history, budget and compaction checks, a plan note, the run record flushed to disk)."""
 
 from __future__ import annotations
 
 import tempfile
 import time
 
-from harness.core import ModelReply, ToolResult, ToolSpec, Usage
-from harness.loop import LoopConfig, ToolLoop
-from harness.records import RunRecord
+from harness.kernel.core import ModelReply, ToolResult, ToolSpec, Usage
+from harness.kernel.loop import LoopConfig, NoteHook, ToolLoop
+from harness.kernel.records import RunRecord
 from harness.tools.finish import FinishTool
 
 from . import Row, row
@@ -63,7 +63,7 @@ def _overhead(with_record: bool) -> float:
             "system",
             record=record,
             config=LoopConfig(max_turns=TURNS + 1),
-            context_note=lambda: "<plan>\n[ ] x\n</plan>",
+            hooks=[NoteHook(lambda: "<plan>\n[ ] x\n</plan>")],
         )
         started = time.perf_counter()
         loop.run("task")

@@ -8,9 +8,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.config import RunConfig
-from harness.core import StateActError
-from harness.suite import ensure_suite_fixtures, run_suite
+from harness.apps.suite import ensure_suite_fixtures, run_suite
+from harness.kernel.core import StateActError
+from harness.run.config import RunConfig
 from sandboxes import open_sandbox
 from tasks.schema import load_task
 

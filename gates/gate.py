@@ -1,20 +1,22 @@
 """The narration-blind finish gate.
 
-On `finish`, the gate snapshots the sandbox and starts an independent sandbox from that snapshot, so
+On `finish`, the gate lists what changed and asks open applications about unsaved changes in the
+live sandbox, then snapshots the sandbox and starts an independent sandbox from that snapshot, so
 nothing it runs can touch the state it judges. Structural checks run first; a definite failure rejects
 without a model call. Otherwise a fresh model context that holds only the verbatim instruction, the
 list of files the run changed (read from the file system) and the structural findings inspects the
 snapshot with read-only tools and typed probes, and answers with a `verdict` call. It never sees the
-agent's messages, plan or finish summary, nor any expected value or checker.
+agent's messages, plan or finish summary, nor any expected value or checker. A round's outcome is
+a `Verdict` value; the caller records it.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import logging
 from pathlib import Path
 
-from harness.core import (
+from harness.kernel.core import (
     BudgetExceeded,
     Finished,
     Model,
@@ -23,26 +25,19 @@ from harness.core import (
     ToolResult,
     ToolSpec,
 )
-from harness.loop import LoopConfig, RunStats, ToolLoop
-from harness.records import RunRecord
+from harness.kernel.loop import LoopConfig, RunStats, ToolLoop
+from harness.kernel.records import RunRecord
 from harness.tools import BashTool, EditorTool
 from sandboxes import open_sandbox
 
+from .appstate import AppState, observe_open_documents
 from .probes import run_probe, validate_probe
 from .structural import check_deliverables, named_paths
+from .verdict import Verdict, rejected, undecided
 
 log = logging.getLogger(__name__)
 
 PROMPT = (Path(__file__).parent / "prompts" / "gate.md").read_text()
-
-
-class Decision:
-    """One gate round's outcome."""
-
-    def __init__(self, passed: bool | None, gaps: list[str], source: str):
-        self.passed = passed  # None: the gate could not decide (never counts as a pass)
-        self.gaps = gaps
-        self.source = source
 
 
 class ProbeTool:
@@ -99,6 +94,10 @@ class VerdictTool:
             },
         )
 
+    def __init__(self):
+        self.given: tuple[bool, list[str]] | None = None
+        """The model's decision once it called the tool."""
+
     def __call__(self, passed: bool, gaps: list | None = None) -> ToolResult:
         if not isinstance(passed, bool):
             raise ToolError("field `passed` must be true or false.")
@@ -107,126 +106,106 @@ class VerdictTool:
             raise ToolError(
                 "field `gaps`: name at least one concrete gap when the task is not done."
             )
-        raise Finished("passed" if passed else "rejected", json.dumps(gaps))
+        self.given = (passed, gaps)
+        raise Finished("verdict", "passed" if passed else "rejected")
 
 
-class FinishGate:
-    """Reviews `finish` calls of one run; `review` is what the finish tool calls."""
+class Gate:
+    """Judges one sandbox's state against an instruction, layer by layer, and returns a `Verdict`.
+
+    `model` None runs only the model-free layers: the verdict is a pass unless they find a definite
+    gap. `initially_present` says which named paths existed before the work (so a named file that
+    was never there and is still missing is a gap, while one the task deletes is not).
+    """
 
     def __init__(
         self,
         instruction: str,
         sandbox,
-        model: Model,
-        config,
-        record: RunRecord | None,
-        stats: RunStats,
+        model: Model | None,
+        *,
         started_at: float,
-        outcome,
-        on_decision=None,
+        initially_present: dict[str, bool],
+        max_turns: int = 30,
+        stats: RunStats | None = None,
+        record: RunRecord | None = None,
     ) -> None:
         self.instruction = instruction
-        # on_decision(decision, probes) -> extra gaps: lets the task state hear each decision and its
-        # probes, and fail the round closed when one of its stored probes fails.
-        self.on_decision = on_decision
         self.sandbox = sandbox
         self.model = model
-        self.config = config
-        self.record = record
-        self.stats = stats
         self.started_at = started_at
-        self.outcome = outcome
-        self.rounds = outcome.gate_rounds
-        self.initially_present = {
-            p: sandbox.call("file.stat", path=p)["exists"] for p in named_paths(instruction)
-        }
+        self.initially_present = initially_present
+        self.max_turns = max_turns
+        self.stats = stats or RunStats()
+        self.record = record
 
-    def review(self, summary: str) -> str | None:
-        self.rounds += 1
-        self.outcome.gate_rounds = self.rounds
-        decision, details = self._round()
-        if self.on_decision is not None:
-            extra = self.on_decision(decision, details.get("probes", []))
-            if decision.passed and extra:
-                decision = Decision(False, list(extra), "task_state")
-        self.outcome.gate_passed = decision.passed is True
-        if self.record:
-            self.record.write_gate_round(
-                self.rounds,
-                {
-                    "round": self.rounds,
-                    "passed": decision.passed,
-                    "gaps": decision.gaps,
-                    "source": decision.source,
-                    **details,
-                },
-            )
-            self.record.append(
-                "gate_round",
-                agent="harness",
-                round=self.rounds,
-                passed=decision.passed,
-                gaps=decision.gaps,
-            )
-        if decision.passed:
-            return None
-        if self.rounds >= self.config.gate.max_rejections:
-            raise Finished(
-                "gate_rejected",
-                f"the finish gate rejected {self.rounds} times; last gaps: {decision.gaps}",
-            )
-        verdict = (
-            "could not confirm the task is done"
-            if decision.passed is None
-            else "rejected the finish"
-        )
-        gaps = "\n".join(f"- {gap}" for gap in decision.gaps)
-        return (
-            f"The independent finish gate {verdict} (round {self.rounds} of "
-            f"{self.config.gate.max_rejections}). Gaps:\n{gaps}\nFix them, verify, and call finish again."
-        )
+    @staticmethod
+    def present(sandbox, instruction: str) -> dict[str, bool]:
+        """Which of the instruction's named paths exist now (call before the work starts)."""
+        return {p: sandbox.call("file.stat", path=p)["exists"] for p in named_paths(instruction)}
 
-    def _round(self) -> tuple[Decision, dict]:
-        # Listed in the live sandbox (a read-only walk): a committed snapshot keeps whole-second mtimes.
-        changed = self.sandbox.call("fs.changed", since=self.started_at)
-        snapshot = self.sandbox.snapshot()
+    def judge(self, label: str = "gate") -> Verdict:
+        """One round: observe the live sandbox, then judge a snapshot of it."""
         try:
-            with open_sandbox(self.sandbox.config, snapshot) as view:
-                report = check_deliverables(
-                    view, self.instruction, self.initially_present, changed["paths"]
-                )
-                details = {
-                    "structural": [vars(f) for f in report.findings],
-                    "changed_paths": changed["paths"],
-                }
-                if report.definite_gaps:
-                    return Decision(False, report.definite_gaps, "structural"), details
-                return self._ask_model(view, report, changed, details)
+            observed = self.observe()
+            snapshot = self.sandbox.snapshot()
         except StateActError as exc:
             log.warning("gate round failed: %s", exc)
-            return Decision(None, [f"the gate could not inspect the state: {exc}"], "error"), {}
+            return undecided(f"the gate could not inspect the state: {exc}")
+        try:
+            # An observer sandbox: nothing the agent wrote (rc files, ~/toolbox, ~/.local) steers it.
+            observer = dataclasses.replace(self.sandbox.config, observer=True)
+            with open_sandbox(observer, snapshot) as view:
+                return self.assess(view, observed, label)
+        except StateActError as exc:
+            log.warning("gate round failed: %s", exc)
+            return undecided(f"the gate could not inspect the state: {exc}", observed)
         finally:
             self.sandbox.discard_snapshot(snapshot)
 
-    def _ask_model(self, view, report, changed, details) -> tuple[Decision, dict]:
+    def observe(self) -> dict:
+        """What only the live sandbox knows: files changed since the start (listed live, since a
+        committed snapshot keeps whole-second mtimes) and what open applications say."""
+        changed = self.sandbox.call("fs.changed", since=self.started_at)
+        apps = observe_open_documents(self.sandbox)
+        return {"changed_paths": changed["paths"], "open_documents": apps}
+
+    def assess(self, view, observed: dict, label: str = "gate") -> Verdict:
+        """The layers on `view` (a snapshot, or any sandbox that holds the state) given `observed`."""
+        apps: AppState = observed["open_documents"]
+        changed = observed["changed_paths"]
+        report = check_deliverables(view, self.instruction, self.initially_present, changed, apps)
+        evidence = {
+            "structural": [vars(f) for f in report.findings],
+            "changed_paths": changed,
+            "open_documents": apps.to_json(),
+        }
+        if report.definite_gaps:
+            return rejected(report.definite_gaps, "structural", evidence)
+        if self.model is None:
+            return Verdict(True, (), evidence)
+        return self._ask_model(view, report, changed, evidence, label)
+
+    def _ask_model(self, view, report, changed, evidence: dict, label: str) -> Verdict:
         probes: list[dict] = []
+        verdict_tool = VerdictTool()
         tools = [
             BashTool(view, session="gate"),
             EditorTool(view, commands=("view",)),
             ProbeTool(view, probes),
-            VerdictTool(),
+            verdict_tool,
         ]
         loop = ToolLoop(
             self.model,
             tools,
             PROMPT,
-            agent=f"gate-{self.rounds}",
-            config=LoopConfig(max_turns=self.config.gate.max_turns),
+            agent=label,
+            config=LoopConfig(max_turns=self.max_turns),
             stats=self.stats,
             record=self.record,
             finish_tool="verdict",
         )
-        changed_list = "\n".join(f"- {c['path']}" for c in changed["paths"][:200]) or "(none)"
+        changed_list = "\n".join(f"- {c['path']}" for c in changed[:200]) or "(none)"
         message = (
             f"<instruction>\n{self.instruction}\n</instruction>\n\n<files-changed-during-the-run>\n"
             f"{changed_list}\n</files-changed-during-the-run>\n\n<structural-checks>\n"
@@ -236,17 +215,96 @@ class FinishGate:
             end = loop.run(message)
         except StateActError as exc:
             end = BudgetExceeded("gate_error", str(exc))
-        details.update(probes=probes, transcript=loop.messages)
-        if isinstance(end, BudgetExceeded):
-            return Decision(
-                None, [f"the gate gave no verdict ({end.message})"], "no_verdict"
-            ), details
-        model_passed, gaps = end.status == "passed", json.loads(end.message)
+        evidence.update(probes=probes, transcript=loop.messages)
+        if verdict_tool.given is None:
+            return undecided(f"the gate gave no verdict ({end.message})", evidence)
+        model_passed, gaps = verdict_tool.given
         failed = [
-            f"probe {p['spec']['kind']} on {p['spec'].get('path') or p['spec'].get('argv') or p['spec'].get('url')}: {p['evidence'][:300]}"
+            f"probe {p['spec']['kind']} on {_probe_target(p['spec'])}: {p['evidence'][:300]}"
             for p in probes
             if p["verdict"] is False
         ]
         if model_passed and failed:
-            return Decision(False, failed, "probe_override"), details
-        return Decision(model_passed, gaps, "model"), details
+            return rejected(failed, "probe", evidence)
+        if model_passed:
+            return Verdict(True, (), evidence)
+        return rejected(gaps, "model", evidence)
+
+
+def _probe_target(spec: dict) -> str:
+    return str(spec.get("path") or spec.get("argv") or spec.get("url") or spec.get("pattern"))
+
+
+class FinishGate:
+    """The rounds of one run's finish gate: `review` is what the finish tool calls.
+
+    Each round's `Verdict` goes to `on_verdict(round, verdict)` (the caller records it) and, when the
+    gate has a record, into `gate/round-N.json`. `on_decision(verdict, probes) -> extra gaps` lets the
+    task state hear each verdict and fail the round closed when one of its stored probes fails.
+    """
+
+    def __init__(
+        self,
+        gate: Gate,
+        max_rejections: int,
+        *,
+        on_decision=None,
+        on_verdict=None,
+    ) -> None:
+        self.gate = gate
+        self.max_rejections = max_rejections
+        self.on_decision = on_decision
+        self.on_verdict = on_verdict
+        self.rounds = 0
+        self.verdicts: list[Verdict] = []
+
+    def review(self, summary: str) -> str | None:
+        self.rounds += 1
+        verdict = self.gate.judge(label=f"gate-{self.rounds}")
+        if self.on_decision is not None:
+            extra = self.on_decision(verdict, verdict.evidence.get("probes", []))
+            if verdict.passed and extra:
+                verdict = verdict.with_gaps(list(extra), "probe")
+        self.verdicts.append(verdict)
+        if self.on_verdict is not None:
+            self.on_verdict(self.rounds, verdict)
+        self._write(verdict)
+        if verdict.passed:
+            return None
+        if self.rounds >= self.max_rejections:
+            raise Finished(
+                "gate_rejected",
+                f"the finish gate rejected {self.rounds} times; last gaps: {verdict.gap_texts}",
+            )
+        said = (
+            "could not confirm the task is done"
+            if verdict.passed is None
+            else "rejected the finish"
+        )
+        gaps = "\n".join(f"- {gap}" for gap in verdict.gap_texts)
+        return (
+            f"The independent finish gate {said} (round {self.rounds} of "
+            f"{self.max_rejections}). Gaps:\n{gaps}\nFix them, verify, and call finish again."
+        )
+
+    def _write(self, verdict: Verdict) -> None:
+        record = self.gate.record
+        if record is None:
+            return
+        data = {
+            "round": self.rounds,
+            **verdict.to_json(),
+            "gaps": verdict.gap_texts,  # plain sentences, as the run's readers expect
+            "gap_layers": [gap.layer for gap in verdict.gaps],
+            "source": verdict.decided_by,
+            "transcript": verdict.evidence.get("transcript", []),
+        }
+        record.write_gate_round(self.rounds, data)
+        record.append(
+            "gate_round",
+            agent="harness",
+            round=self.rounds,
+            passed=verdict.passed,
+            gaps=verdict.gap_texts,
+            layers=data["gap_layers"],
+        )

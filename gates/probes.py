@@ -17,53 +17,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from harness.core import ToolError
+from harness.kernel.core import ToolError
 
-READ_ONLY_PROGRAMS = {
-    "ls",
-    "cat",
-    "head",
-    "tail",
-    "grep",
-    "egrep",
-    "stat",
-    "file",
-    "test",
-    "wc",
-    "find",
-    "du",
-    "md5sum",
-    "sha256sum",
-    "pgrep",
-    "which",
-    "diff",
-    "cmp",
-    "unzip",
-    "readlink",
-    "realpath",
-    "dpkg",
-    "gsettings",
-    "sqlite3",
-    "date",
-    "id",
-    "xxd",
-    "od",
-    "sort",
-    "uniq",
-    "cut",
-    "tr",
-    "basename",
-    "dirname",
-}
-SHELL_METACHARACTERS = re.compile(r"[|;&<>`$]|\$\(")
-FORBIDDEN_ARGS = {
-    "find": {"-exec", "-execdir", "-delete", "-ok", "-okdir", "-fprint", "-fprintf", "-fls"},
-    "sort": {"-o", "--output"},
-    "unzip": {"-o", "-d"},
-    "gsettings": {"set", "reset", "reset-recursively"},
-    "dpkg": {"-i", "-r", "-P", "--install", "--remove", "--purge", "--configure", "--unpack"},
-    "sqlite3": {".shell", ".system", ".output", ".once", ".save", ".backup", ".import"},
-}
+from .probe_grammar import check_argv
 
 
 class ProbeSpec(BaseModel):
@@ -134,20 +90,9 @@ class ShellCommand(ProbeSpec):
     @field_validator("argv")
     @classmethod
     def _read_only(cls, argv: list[str]) -> list[str]:
-        program = argv[0].rsplit("/", 1)[-1]
-        if program not in READ_ONLY_PROGRAMS:
-            raise ValueError(
-                f"{program!r} is not an allowed read-only program ({', '.join(sorted(READ_ONLY_PROGRAMS))})"
-            )
-        for arg in argv[1:]:
-            if SHELL_METACHARACTERS.search(arg):
-                raise ValueError(
-                    f"argument {arg!r} has shell metacharacters; pipes, redirects and substitutions are not allowed"
-                )
-            if arg in FORBIDDEN_ARGS.get(program, ()):
-                raise ValueError(f"{program} {arg} can change state and is not allowed")
-        if program == "sqlite3" and "-readonly" not in argv:
-            raise ValueError("sqlite3 probes must pass -readonly")
+        refusal = check_argv(argv)
+        if refusal:
+            raise ValueError(refusal)
         return argv
 
 
@@ -211,9 +156,17 @@ def validate_probe(spec: dict) -> ProbeSpec:
 
 
 def run_probe(spec: ProbeSpec, sandbox) -> ProbeOutcome:
-    """Run a validated probe against the gate's sandbox."""
-    with tempfile.TemporaryDirectory(prefix="stateact-probe-") as scratch:
-        return _RUNNERS[type(spec)](spec, sandbox, Path(scratch))
+    """Run a validated probe against the gate's sandbox; any failure is a ToolError naming it."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="stateact-probe-") as scratch:
+            return _RUNNERS[type(spec)](spec, sandbox, Path(scratch))
+    except ToolError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a broken file or sandbox is the model's news, not a crash
+        summary = str(exc).splitlines()[0][:300] if str(exc) else ""
+        raise ToolError(
+            f"the {spec.kind} probe could not run: {type(exc).__name__}: {summary}".rstrip(": ")
+        ) from None
 
 
 def _fetch(sandbox, path: str, scratch: Path) -> Path | None:
@@ -222,6 +175,8 @@ def _fetch(sandbox, path: str, scratch: Path) -> Path | None:
         sandbox.copy_out(path, local)
     except FileNotFoundError:
         return None
+    if not local.is_file():
+        raise ToolError(f"{path} is not a regular file (a directory or a special file).")
     return local
 
 
@@ -347,7 +302,7 @@ def _shell_command(spec: ShellCommand, sandbox, scratch: Path) -> ProbeOutcome:
 
 def _dom_query(spec: DomQuery, sandbox, scratch: Path) -> ProbeOutcome:
     script = DOM_QUERY_SCRIPT.format(url=spec.url, selector=spec.selector)
-    result = sandbox.call("python.run", code=script, timeout=60)
+    result = sandbox.call("python.run", code=script, timeout=60, session="probe", observer=True)
     if result.get("error"):
         return ProbeOutcome(None, f"could not load the page: {result['error'][-500:]}")
     count_line, _, text = result["output"].partition("\n")

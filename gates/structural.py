@@ -1,7 +1,8 @@
 """Deterministic structural checks on the deliverables an instruction names, run before any model call.
 
-A definite failure (a named new file missing, a LibreOffice lock file beside a document, a file that
-does not parse in its format, an extension that lies about the content) rejects without a model call.
+A definite failure (a named new file missing, a document its application reports as holding unsaved
+changes, a file that does not parse in its format, an extension that lies about the content) rejects
+without a model call. A marker that a document is open (a lock file) is only a finding for the model.
 """
 
 from __future__ import annotations
@@ -9,12 +10,16 @@ from __future__ import annotations
 import csv
 import json
 import re
+import sqlite3
 import tempfile
 import zipfile
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from sandboxes.base import SANDBOX_HOME
+
+from .appstate import AppState, open_markers
 
 PATH_PATTERN = re.compile(r"(?:~|/home/user)(?:/[^\s\"'`,;:()<>\[\]{}|]+)+")
 OOXML_MAIN_PART = {
@@ -34,7 +39,17 @@ MAGIC = {
     ".jpeg": b"\xff\xd8\xff",
     ".gif": b"GIF8",
 }
-CHECKED_EXTENSIONS = {*OOXML_MAIN_PART, *ODF_MIMETYPES, *MAGIC, ".csv", ".json"}
+SQLITE_EXTENSIONS = {".db", ".sqlite", ".sqlite3"}
+TEXT_EXTENSIONS = {".txt", ".md", ".html", ".htm"}
+CHECKED_EXTENSIONS = {
+    *OOXML_MAIN_PART,
+    *ODF_MIMETYPES,
+    *MAGIC,
+    *SQLITE_EXTENSIONS,
+    *TEXT_EXTENSIONS,
+    ".csv",
+    ".json",
+}
 MAX_CHECK_BYTES = 100 * 1024 * 1024
 CHANGE_VERBS = re.compile(
     r"\b(edit|update|modify|change|add|insert|fill|put|write|sort|format|rename|replace|remove|delete|"
@@ -83,10 +98,16 @@ def named_paths(instruction: str) -> list[str]:
 
 
 def check_deliverables(
-    sandbox, instruction: str, initially_present: dict[str, bool], changed: list[dict]
+    sandbox,
+    instruction: str,
+    initially_present: dict[str, bool],
+    changed: list[dict],
+    apps: AppState | None = None,
 ) -> StructuralReport:
-    """Check every named path in `sandbox` (the gate's snapshot) and every changed document."""
+    """Check every named path in `sandbox` (the gate's snapshot) and every changed document;
+    `apps` is what the live sandbox's applications said about their open documents."""
     report = StructuralReport()
+    apps = apps or AppState(reason="not asked")
     changed_paths = {entry["path"] for entry in changed}
     with tempfile.TemporaryDirectory(prefix="stateact-gate-") as scratch:
         for path in named_paths(instruction):
@@ -112,13 +133,17 @@ def check_deliverables(
             if stat["is_dir"]:
                 report.findings.append(Finding(path, "exists", True, "a directory"))
                 continue
-            _check_file(sandbox, path, stat, report, Path(scratch), changed_paths)
+            _check_file(sandbox, path, stat, report, Path(scratch), changed_paths, apps)
         _check_in_place_edit(instruction, initially_present, changed_paths, report)
+        for document in apps.documents:
+            if document.modified and not document.path:
+                detail = "LibreOffice holds a document that was never saved, with changes"
+                report.findings.append(Finding("(untitled)", "unsaved", False, detail))
         for path in sorted(changed_paths - set(named_paths(instruction))):
             if PurePosixPath(path).suffix.lower() in OOXML_MAIN_PART | ODF_MIMETYPES:
                 stat = sandbox.call("file.stat", path=path)
                 if stat["exists"] and not stat["is_dir"]:
-                    _check_file(sandbox, path, stat, report, Path(scratch), changed_paths)
+                    _check_file(sandbox, path, stat, report, Path(scratch), changed_paths, apps)
     return report
 
 
@@ -138,37 +163,42 @@ def _check_in_place_edit(
         or not CHANGE_VERBS.search(instruction)
     ):
         return
-    if any("/." not in path for path in changed):
+    if any(_visible_work(path) for path in changed):
         return
     path = named[0]
     if not any(f.path == path and f.check == "exists" and f.ok for f in report.findings):
         return  # gone or a directory: other findings speak for it
+    if any(f.path == path and f.check == "unsaved" and not f.ok for f in report.findings):
+        return  # its application already said so
     report.findings.append(
         Finding(
             path,
             "saved",
             False,
-            "the instruction asks for a change to this file, but no file was written during the run: save it (and close the application holding it)",
+            "the instruction asks for a change to this file, but no file was written during "
+            "the run: save it",
             definite=True,
         )
     )
 
 
+def _visible_work(path: str) -> bool:
+    """A file a person would call work: not hidden, not in an application's scratch space (/tmp
+    fills with an office's temporary files the moment it starts)."""
+    return "/." not in path and not path.startswith("/tmp/")
+
+
 def _check_file(
-    sandbox, path: str, stat: dict, report: StructuralReport, scratch: Path, changed: set[str]
+    sandbox,
+    path: str,
+    stat: dict,
+    report: StructuralReport,
+    scratch: Path,
+    changed: set[str],
+    apps: AppState,
 ) -> None:
+    _check_open(sandbox, path, report, apps)
     pure = PurePosixPath(path)
-    lock = str(pure.parent / f".~lock.{pure.name}#")
-    if sandbox.call("file.stat", path=lock)["exists"]:
-        report.findings.append(
-            Finding(
-                path,
-                "saved",
-                False,
-                f"a LibreOffice lock file ({lock}) is beside it: the document is still open, possibly with unsaved changes; save and close it",
-                definite=True,
-            )
-        )
     modified = "changed during the run" if path in changed else "not changed during the run"
     report.findings.append(Finding(path, "exists", True, f"{stat['size']} bytes, {modified}"))
     suffix = pure.suffix.lower()
@@ -181,6 +211,38 @@ def _check_file(
         report.findings.append(Finding(path, "format", False, problem, definite=True))
     else:
         report.findings.append(Finding(path, "format", True, f"parses as {suffix[1:]}"))
+
+
+def _check_open(sandbox, path: str, report: StructuralReport, apps: AppState) -> None:
+    """Unsaved changes the application reports are definite; an open-document marker is not."""
+    document = apps.open_document(path)
+    if document is not None:
+        if document.modified:
+            detail = (
+                "open in LibreOffice with unsaved changes: the file on disk does not hold the "
+                "edits; save it (ctrl+s, keeping the format) before finishing"
+            )
+            report.findings.append(Finding(path, "unsaved", False, detail, definite=True))
+        else:
+            detail = "open in LibreOffice, which reports no unsaved changes"
+            report.findings.append(Finding(path, "unsaved", True, detail))
+        return
+    for marker, app in open_markers(path):
+        if not sandbox.call("file.stat", path=marker)["exists"]:
+            continue
+        if apps.asked and app == "LibreOffice":
+            detail = (
+                f"{marker} is beside it, but the running LibreOffice does not hold this document "
+                "open (a stale lock file)"
+            )
+        else:
+            asked = f"asking LibreOffice: {apps.reason}" if apps.reason else "not asked"
+            detail = (
+                f"{marker} is beside it: the document may be open in {app}; whether it has "
+                f"unsaved changes is not known ({asked}); compare the file's content with the "
+                "instruction"
+            )
+        report.findings.append(Finding(path, "open", False, detail, definite=False))
 
 
 def format_problem(local: Path, suffix: str) -> str | None:
@@ -210,6 +272,10 @@ def format_problem(local: Path, suffix: str) -> str | None:
                 if head.startswith(MAGIC[suffix])
                 else f"the extension says {suffix[1:]} but the bytes do not"
             )
+        if suffix in SQLITE_EXTENSIONS:
+            return _sqlite_problem(local)
+        if suffix in TEXT_EXTENSIONS:
+            return _text_problem(local, suffix)
         if suffix == ".json":
             json.loads(local.read_text(encoding="utf-8"))
         elif suffix == ".csv":
@@ -238,6 +304,27 @@ def _load_office(local: Path, suffix: str) -> str | None:
             pptx.Presentation(str(local))
     except Exception as exc:  # any library error means the file is broken for its readers
         return f"does not open as {suffix[1:]}: {type(exc).__name__}: {str(exc)[:200]}"
+    return None
+
+
+def _sqlite_problem(local: Path) -> str | None:
+    if local.stat().st_size == 0:
+        return None  # sqlite3 creates an empty file for an empty database
+    if not local.read_bytes()[:16] == b"SQLite format 3\x00":
+        return "the extension says an SQLite database but the file has no SQLite header"
+    try:
+        with closing(sqlite3.connect(f"file:{local}?mode=ro", uri=True)) as db:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        return f"does not open as an SQLite database: {exc}"
+    return None
+
+
+def _text_problem(local: Path, suffix: str) -> str | None:
+    """Text deliverables: binary content (NUL bytes, a zip or PDF) behind a text extension."""
+    head = local.read_bytes()[:8192]
+    if head.startswith((b"PK\x03\x04", b"%PDF", b"\x89PNG")) or b"\x00" in head:
+        return f"the extension says {suffix[1:]} but the content is binary"
     return None
 
 

@@ -10,10 +10,13 @@ docs/python-api.md for a runnable example.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
-from .config import RunConfig
-from .core import Model, StateActError
+from harness import runner
+from harness.apps import batch, coding, suite
+from harness.kernel.core import Model, StateActError
+from harness.run.config import RunConfig
 
 
 def make_config(
@@ -61,10 +64,8 @@ def run_task(
     **overrides,
 ) -> dict:
     """Run one task file (or `Task`) into `out_dir`; returns result.json's content."""
-    from .runner import run_task as run
-
     config = make_config(model, config=config, **overrides)
-    return run(
+    return runner.run_task(
         task, config, out_dir, resume=resume, model=agent_model, gate_model=gate_model_object
     )
 
@@ -80,10 +81,8 @@ def run_suite(
     **overrides,
 ) -> dict:
     """Run every task under `paths`, `parallel` at a time, into `out_dir`; returns summary.json's content."""
-    from .suite import run_suite as run
-
     config = make_config(model, config=config, **overrides)
-    return run(list(paths), config, out_dir, parallel=parallel, resume=resume, show_progress=False)
+    return suite.run_suite(list(paths), config, out_dir, parallel=parallel, resume=resume)
 
 
 def run_batch(
@@ -99,10 +98,8 @@ def run_batch(
     **overrides,
 ) -> list[dict]:
     """Run `instruction` over every file (paths or glob patterns); returns summary.csv's rows as dicts."""
-    from .batch import run_batch as run
-
     config = make_config(model, config=config, **overrides)
-    return run(
+    return batch.run_batch(
         instruction, list(files), out_dir, config, parallel=parallel, resume=resume, check=check
     )
 
@@ -118,12 +115,16 @@ def run_code(
     **overrides,
 ) -> dict:
     """Carry out `instruction` on a copy of `repo`; returns the summary (gate verdict, changed files, patch path)."""
-    from dataclasses import asdict
-
-    from .coding import run_code as run
-
     config = make_config(model, config=config, **overrides)
-    return asdict(run(repo, instruction, config, out_dir, apply=apply))
+    return asdict(coding.run_code(repo, instruction, config, out_dir, apply=apply))
 
 
-__all__ = ["make_config", "run_task", "run_suite", "run_batch", "run_code"]
+__all__ = [
+    "RunConfig",
+    "StateActError",
+    "make_config",
+    "run_task",
+    "run_suite",
+    "run_batch",
+    "run_code",
+]

@@ -12,18 +12,23 @@ import time
 import traceback
 from pathlib import Path
 
-from sandboxes import open_sandbox
+from harness.control.main_agent import MainAgent
+from harness.kernel.core import Model, StateActError
+from harness.kernel.loop import RunStats
+from harness.kernel.records import RunRecord, write_json_atomic
+from harness.kernel.resume import restore_main_agent
+from harness.run.config import RunConfig
+from harness.run.context import RunContext
+from sandboxes import SandboxError, open_sandbox
+from subagents import DelegateTool, main_agent_extra_tools
+from tasks.evaluate import evaluate
+from tasks.getters import SandboxSource
 from tasks.schema import Task, load_task
+from tasks.setup import run_setup
 
-from .agent import MainAgent
-from .config import RunConfig
+from .control import StateActHooks, gate_review, run_control
 from .control.milestones import discard_milestones, last_milestone, snapshot_of
-from .core import Model, StateActError
-from .loop import RunStats
-from .models import make_model
-from .records import RunRecord, write_json_atomic
-from .resume import restore_main_agent
-from .run_context import RunContext
+from .models import endpoint_provider, make_model
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +50,16 @@ def run_task(
     sandbox closes (to copy results out); a `StateActError` from it becomes the result's error.
     """
     task = task if isinstance(task, Task) else load_task(task)
+    if config.allow_host_paths:
+        task = task.model_copy(update={"allow_host_paths": True})
     out_dir = Path(out_dir)
     if resume and (out_dir / "result.json").exists():
         return json.loads((out_dir / "result.json").read_text())
     config = config.with_preset()
+    if (
+        config.model_options.provider is None
+    ):  # endpoint settings belong to the main model's provider
+        config.model_options.provider = endpoint_provider(config.model)
     record = RunRecord(out_dir)
     stats = RunStats(on_turn=on_turn)
     record.write_config(
@@ -61,7 +72,6 @@ def run_task(
         milestone = last_milestone(out_dir) if resume else None  # the newest verified state
         sandbox = open_sandbox(config.sandbox, snapshot_of(milestone))
         outcome.status = "setup"
-        from tasks.setup import run_setup
 
         if milestone is None:
             run_setup(task.config, sandbox, task, _cache_dir(config))
@@ -73,17 +83,17 @@ def run_task(
             milestone=milestone and milestone["number"],
         )
         context = RunContext(
-            task,
-            config,
-            model,
-            gate_model,
-            sandbox,
-            record,
-            stats,
-            outcome,
-            started_at,
-            resume,
-            milestone,
+            config=config,
+            model=model,
+            sandbox=sandbox,
+            task=task,
+            gate_model=gate_model,
+            record=record,
+            stats=stats,
+            outcome=outcome,
+            started_at=started_at,
+            resume=resume,
+            milestone=milestone,
         )
         end = _run_agent(context)
         outcome.status, outcome.final_action = (
@@ -110,34 +120,21 @@ def run_task(
 
 
 def _run_agent(context: RunContext):
-    from subagents import DelegateTool, main_agent_extra_tools
-
-    from .control import StateActHooks, run_control
-
     if context.config.control != "stateact":
         return run_control(context)
-    config, sandbox, model, stats = context.config, context.sandbox, context.model, context.stats
     hooks = StateActHooks(context)
-    delegate = (
-        DelegateTool(sandbox, config, context.record, stats, model)
-        if config.subagents.enabled
-        else None
-    )
+    delegate = DelegateTool(context) if context.config.subagents.enabled else None
     agent = MainAgent(
-        model,
-        sandbox,
-        config,
-        record=context.record,
-        stats=stats,
-        review=context.review(hooks.on_decision),
+        context,
+        review=gate_review(context, hooks.on_decision),
         delegate_tool=hooks.wrap_delegate(delegate),
-        context_notes=hooks.context_notes,
-        extra_tools=main_agent_extra_tools(sandbox, config, model, stats),
+        hooks=hooks.loop_hooks,
+        extra_tools=main_agent_extra_tools(context),
     )
     context.outcome.status = "running"
     if context.resume:
         restore_main_agent(
-            agent, context.record, sandbox, since_event_index=context.since_event_index
+            agent, context.record, context.sandbox, since_event_index=context.since_event_index
         )
     hooks.attach(agent)
     return agent.run(context.task.instruction)
@@ -147,9 +144,6 @@ def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None
     """Run the task's postconfig and checker against the sandbox as the agent left it."""
     if not task.evaluator or not task.evaluator.func:
         return
-    from tasks.evaluate import evaluate
-    from tasks.getters import SandboxSource
-    from tasks.setup import run_setup
 
     try:
         run_setup(task.evaluator.postconfig, sandbox, task, _cache_dir(config))
@@ -174,8 +168,6 @@ def _cache_dir(config: RunConfig) -> Path | None:
 
 
 def _error_status(exc: StateActError, phase: str) -> str:
-    from sandboxes import SandboxError
-
     if isinstance(exc, SandboxError):
         return "sandbox_error"
     return "setup_error" if phase == "setup" else "model_error" if phase == "running" else "error"

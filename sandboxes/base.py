@@ -10,13 +10,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
+from harness.kernel.sandbox import Sandbox as Sandbox  # the protocol lives in the kernel
+from harness.kernel.sandbox import Snapshot as Snapshot
 
 SANDBOX_USER = "user"
 SANDBOX_HOME = "/home/user"
 TOOLBOX_DIR = Path(__file__).parent / "toolbox"
+TOOLBOX_PARENT = "/opt/stateact"
+"""Where the toolbox package lives inside a sandbox: root-owned and read-only for user `user`."""
+
+
+def toolbox_argv(python: str, observer: bool) -> list[str]:
+    """How a backend starts the toolbox: an isolated python (`-I`: no cwd, user site or PYTHON*
+    variables) that imports the package from its root-owned folder, so nothing the agent wrote
+    (a `~/toolbox/`, `~/.local`, PYTHONPATH in an rc file) can stand in for it."""
+    launcher = (
+        f"import sys; sys.path.insert(0, {TOOLBOX_PARENT!r}); "
+        f"from toolbox.server import main; main(observer={bool(observer)})"
+    )
+    return [python, "-I", "-c", launcher]
 
 
 class SandboxError(StateActError):
@@ -55,59 +70,25 @@ class SandboxConfig:
     """Virtual screen size for the desktop (GUI specialist)."""
     start_timeout_s: float = 60.0
     """How long to wait for the toolbox to answer after the sandbox starts."""
-
-
-@runtime_checkable
-class Sandbox(Protocol):
-    """A running, isolated machine with a toolbox inside."""
-
-    id: str
-    backend: str
-
-    def call(self, method: str, *, wait_s: float | None = None, **params) -> dict:
-        """Call a toolbox method and return its result; raises `ToolError` for its errors."""
-        ...
-
-    def exec(
-        self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER
-    ) -> tuple[int, str]:
-        """Run one command outside the persistent sessions; returns (exit code, combined output)."""
-        ...
-
-    def copy_in(self, host_path: Path, sandbox_path: str) -> None: ...
-
-    def copy_out(self, sandbox_path: str, host_path: Path) -> None: ...
-
-    def snapshot(self) -> Snapshot:
-        """Freeze the current state; `open_sandbox(config, snapshot)` starts an independent sandbox from it."""
-        ...
-
-    def discard_snapshot(self, snapshot: Snapshot) -> None:
-        """Remove a snapshot this sandbox made (an image or a folder)."""
-        ...
-
-    def interactive_argv(self) -> list[str]:
-        """A command line that opens an interactive shell in this sandbox."""
-        ...
-
-    def close(self) -> None: ...
-
-
-@dataclass
-class Snapshot:
-    """A frozen copy of a sandbox's state that new sandboxes can start from."""
-
-    backend: str
-    ref: str
-    """Docker: an image id; local: a directory on the host holding the sandbox's writable tree."""
-    created_at: float
+    observer: bool = False
+    """Every session in this sandbox only observes (a gate's snapshot): see toolbox/observer.py."""
 
 
 class ToolboxSandboxMixin:
     """What every backend shares once it has a toolbox client: calls and context-manager closing."""
 
+    @property
+    def toolbox(self):
+        return self._toolbox  # AttributeError until the backend has started it
+
+    @toolbox.setter
+    def toolbox(self, client) -> None:
+        # The sandbox's `call` is its client's own: a tool's call goes straight to the toolbox client.
+        self._toolbox = client
+        self.call = client.call
+
     def call(self, method: str, *, wait_s: float | None = None, **params) -> dict:
-        return self.toolbox.call(method, wait_s=wait_s, **params)
+        raise SandboxError(f"sandbox {getattr(self, 'id', '?')} has no toolbox yet ({method}).")
 
     def __enter__(self):
         return self

@@ -6,7 +6,7 @@ import itertools
 import json
 import threading
 
-from harness.core import ToolError
+from harness.kernel.core import ToolError
 
 from .base import Channel, SandboxError
 
@@ -25,6 +25,8 @@ class ToolboxClient:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._broken: str | None = None
+        self.hello: dict = {}
+        """The toolbox's ready line: its pid, python version and sys.prefix."""
 
     def wait_ready(self, timeout: float) -> dict:
         try:
@@ -39,8 +41,9 @@ class ToolboxClient:
             raise SandboxError(
                 f"the toolbox in sandbox {self.sandbox_id} printed {line[:200]!r} instead of its ready line."
             ) from None
-        if not hello.get("ready"):
+        if not isinstance(hello, dict) or not hello.get("ready"):
             raise SandboxError(f"the toolbox in sandbox {self.sandbox_id} did not report ready.")
+        self.hello = hello
         return hello
 
     def call(self, method: str, *, wait_s: float | None = None, **params) -> dict:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import shutil
 import tarfile
 import threading
 import time
@@ -20,19 +22,24 @@ from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
     TOOLBOX_DIR,
+    TOOLBOX_PARENT,
     SandboxConfig,
     SandboxError,
     Snapshot,
     ToolboxSandboxMixin,
+    toolbox_argv,
 )
 from .channel import DockerExecChannel
 from .client import ToolboxClient
+from .confined import PERMISSION_BITS, host_target, sandbox_parts
 from .lifecycle import owner_is_gone, owner_label, register, unregister
+from .toolbox.observer import observer_argv, observer_env
 
 log = logging.getLogger(__name__)
 
 LABEL = "stateact.managed"
 OWNER_LABEL = "stateact.owner"
+PERSISTED_REPOSITORY = "stateact-milestone"
 ENGINE_HINT = "start it with `bash .ci/install-engine.sh` (or `sudo dockerd &`)"
 _reaped = False
 
@@ -79,6 +86,31 @@ def resolve_image(client, image: str) -> str:
     return ref
 
 
+def snapshot_exists(ref: str) -> bool:
+    """Whether the snapshot image `ref` is still there."""
+    from docker.errors import ImageNotFound
+
+    try:
+        docker_client().images.get(ref)
+    except ImageNotFound:
+        return False
+    return True
+
+
+def discard_snapshot(ref: str) -> bool:
+    """Remove the snapshot image `ref`; False when it must wait (a newer image is built on it)."""
+    from docker.errors import APIError, NotFound
+
+    try:
+        docker_client().images.remove(ref, force=True)
+    except NotFound:
+        pass
+    except APIError as exc:
+        log.info("snapshot image %s kept for now: %s", ref[:19], exc)
+        return False
+    return True
+
+
 def reap_orphans(client) -> list[str]:
     """Remove containers and snapshot images whose owning StateAct process is gone."""
     from docker.errors import APIError, NotFound
@@ -109,13 +141,19 @@ def reap_orphans(client) -> list[str]:
 @lru_cache(maxsize=1)
 def _toolbox_tar() -> bytes:
     buffer = io.BytesIO()
+    parent = TOOLBOX_PARENT.removeprefix("/opt/")
     with tarfile.open(fileobj=buffer, mode="w") as tar:
+        # Folders first, root-owned: the agent (user `user`) must not add a module beside the toolbox.
+        for folder in (parent, f"{parent}/toolbox"):
+            info = tarfile.TarInfo(folder)
+            info.type = tarfile.DIRTYPE
+            tar.addfile(_root_owned(info))
         for path in sorted(TOOLBOX_DIR.rglob("*.py")):
             if "__pycache__" in path.parts:
                 continue
             tar.add(
                 path,
-                arcname=f"stateact/toolbox/{path.relative_to(TOOLBOX_DIR)}",
+                arcname=f"{parent}/toolbox/{path.relative_to(TOOLBOX_DIR)}",
                 filter=_root_owned,
             )
     return buffer.getvalue()
@@ -213,12 +251,12 @@ class DockerSandbox(ToolboxSandboxMixin):
         api = self.client.api
         exec_id = api.exec_create(
             self.container.id,
-            ["python3", "-m", "toolbox"],
+            toolbox_argv("/usr/bin/python3", self.config.observer),
             stdin=True,
             tty=False,
             user=SANDBOX_USER,
-            workdir=SANDBOX_HOME,
-            environment={**self.env, "PYTHONPATH": "/opt/stateact"},
+            workdir=TOOLBOX_PARENT,
+            environment=self.env,
         )["Id"]
         sock = api.exec_start(exec_id, socket=True, demux=False)
         client = ToolboxClient(DockerExecChannel(sock), self.id)
@@ -229,9 +267,10 @@ class DockerSandbox(ToolboxSandboxMixin):
         self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER
     ) -> tuple[int, str]:
         # The engine's exec has no timeout of its own; coreutils' timeout bounds it inside.
-        wrapped = ["timeout", "-k", "5", str(max(1, int(timeout))), *argv]
+        # Only the harness execs (setup, getters, probes): always in the observer flavour.
+        wrapped = ["/usr/bin/timeout", "-k", "5", str(max(1, int(timeout))), *observer_argv(argv)]
         result = self.container.exec_run(
-            wrapped, user=user, workdir=SANDBOX_HOME, environment=self.env
+            wrapped, user=user, workdir=SANDBOX_HOME, environment=observer_env(self.env)
         )
         return result.exit_code, result.output.decode(errors="replace")
 
@@ -253,7 +292,11 @@ class DockerSandbox(ToolboxSandboxMixin):
         host_path = Path(host_path)
         if not host_path.exists():
             raise SandboxError(f"cannot copy {host_path} into the sandbox: it does not exist.")
-        target = PurePosixPath(sandbox_path)
+        target = sandbox_parts(sandbox_path)
+        if not target.name:
+            raise SandboxError(
+                f"cannot copy {host_path} onto {sandbox_path}; name a file or folder."
+            )
         code, output = self.exec(["mkdir", "-p", str(target.parent)])
         if code != 0:
             raise SandboxError(f"cannot create {target.parent} in the sandbox: {output.strip()}")
@@ -265,30 +308,35 @@ class DockerSandbox(ToolboxSandboxMixin):
     def copy_out(self, sandbox_path: str, host_path: Path) -> None:
         from docker.errors import NotFound
 
+        sandbox_path = str(sandbox_parts(sandbox_path))
         try:
             stream, _ = self.container.get_archive(sandbox_path)
         except NotFound:
             raise FileNotFoundError(sandbox_path) from None
-        host_path = Path(host_path)
+        host_path = host_target(host_path)
         host_path.parent.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream)), mode="r") as tar:
             _extract_as(tar, host_path)
 
     def snapshot(self) -> Snapshot:
+        return self._commit("stateact-snapshot", owner_label())
+
+    def persist(self, run_dir: Path, name: str) -> Snapshot:
+        # Owned by the run directory rather than this process: the reaper keeps it until the run
+        # directory is gone or has a result.
+        return self._commit(PERSISTED_REPOSITORY, f"run:{Path(run_dir).resolve()}")
+
+    def _commit(self, repository: str, owner: str) -> Snapshot:
         image = self.container.commit(
-            repository="stateact-snapshot",
+            repository=repository,
             tag=uuid.uuid4().hex[:12],
-            conf={"Labels": {LABEL: "1", OWNER_LABEL: owner_label()}},
+            conf={"Labels": {LABEL: "1", OWNER_LABEL: owner}},
         )
         return Snapshot(backend=self.backend, ref=image.id, created_at=time.time())
 
     def discard_snapshot(self, snapshot: Snapshot) -> None:
-        from docker.errors import APIError, NotFound
-
-        try:
-            self.client.images.remove(snapshot.ref, force=True)
-        except (NotFound, APIError) as exc:
-            log.warning("could not remove snapshot %s: %s", snapshot.ref[:19], exc)
+        if not discard_snapshot(snapshot.ref):
+            log.warning("could not remove snapshot %s yet", snapshot.ref[:19])
 
     def close(self) -> None:
         if self._closed:
@@ -308,19 +356,33 @@ class DockerSandbox(ToolboxSandboxMixin):
 
 
 def _extract_as(tar: tarfile.TarFile, host_path: Path) -> None:
-    """Extract the archive's top entry (file or directory) to `host_path`, safely."""
+    """Extract the archive's top entry (file or directory) to `host_path`, safely.
+
+    Links, devices and FIFOs are skipped, names that climb out are dropped, files keep their
+    permission bits (not setuid/setgid/sticky) and no write goes through a link on the host.
+    """
     members = tar.getmembers()
     if not members:
         raise FileNotFoundError(str(host_path))
     top = members[0].name.split("/")[0]
     for member in members:
         relative = PurePosixPath(member.name).relative_to(top)
-        if member.issym() or member.islnk() or ".." in relative.parts:
+        if not (member.isdir() or member.isfile()) or ".." in relative.parts:
             continue
         destination = host_path / relative if relative.parts else host_path
+        inside = [p for p in (destination, *destination.parents) if p.is_relative_to(host_path)]
+        if any(p.is_symlink() for p in inside):
+            raise SandboxError(
+                f"will not write through the symbolic link on the way to {destination}."
+            )
         if member.isdir():
             destination.mkdir(parents=True, exist_ok=True)
-        elif member.isfile():
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            with tar.extractfile(member) as src, open(destination, "wb") as dst:
-                dst.write(src.read())
+            continue
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        with (
+            tar.extractfile(member) as src,
+            os.fdopen(os.open(destination, flags, 0o600), "wb") as dst,
+        ):
+            shutil.copyfileobj(src, dst)
+            os.fchmod(dst.fileno(), member.mode & PERMISSION_BITS)

@@ -5,14 +5,18 @@ namespaces, a read-only view of the host's /usr and /etc, and a private writable
 backed by a host directory that is removed on close. User `user` (uid 1000) inside.
 What it does not: it shares the host kernel without seccomp filtering beyond bubblewrap's defaults,
 it caps only each process's address space (no cgroup limit on total memory, CPU or process count),
-and it runs the host's own programs (the host needs python3 with pexpect and Pillow; LibreOffice and
-Chromium only if the host has them). Use the docker backend for untrusted work.
+and it runs the host's own programs (LibreOffice and Chromium only if the host has them). Python
+inside, for the toolbox and for the agent's `python3`, is the harness's own environment (its venv
+and the base install under it, mounted read-only at their real paths), so it has the harness's
+packages whatever the base python lacks. Use the docker backend for untrusted work.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -21,17 +25,21 @@ import time
 import uuid
 from pathlib import Path, PurePosixPath
 
+from . import confined
 from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
     TOOLBOX_DIR,
+    TOOLBOX_PARENT,
     SandboxConfig,
     SandboxError,
     Snapshot,
     ToolboxSandboxMixin,
+    toolbox_argv,
 )
 from .channel import PipeChannel
 from .client import ToolboxClient
+from .confined import sandbox_parts
 from .lifecycle import register, unregister
 
 log = logging.getLogger(__name__)
@@ -39,6 +47,24 @@ log = logging.getLogger(__name__)
 WRITABLE_ROOTS = {SANDBOX_HOME: "home", "/tmp": "tmp"}
 PASSWD = "root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000:user:/home/user:/bin/bash\n"
 GROUP = "root:x:0:\nuser:x:1000:\n"
+
+
+def harness_python() -> Path:
+    """The harness's interpreter as its environment knows it: the venv's `bin/python3` (a venv is
+    found through the `pyvenv.cfg` beside that path, so the path itself must be used, not where its
+    symlink points), in a folder reached by its real path."""
+    executable = Path(sys.executable)
+    return executable.parent.resolve() / executable.name
+
+
+def python_mounts() -> list[str]:
+    """The host folders the harness's python needs: its environment and the base install under it."""
+    folders = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
+    folders |= {folder.resolve() for folder in folders}
+    folders.add(Path(os.path.realpath(sys.executable)).parent.parent)
+    # /usr is bound already; a folder inside another one comes with it.
+    wanted = sorted(str(f) for f in folders if not str(f).startswith("/usr/") and str(f) != "/usr")
+    return [f for f in wanted if not any(f.startswith(other + "/") for other in wanted)]
 
 
 def bwrap_path() -> str:
@@ -65,7 +91,9 @@ class LocalSandbox(ToolboxSandboxMixin):
         try:
             self._prepare_root(snapshot)
             self.process = subprocess.Popen(
-                self._bwrap_argv(["python3", "-m", "toolbox"]),
+                self._bwrap_argv(
+                    toolbox_argv(str(harness_python()), config.observer), cwd=TOOLBOX_PARENT
+                ),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -79,28 +107,40 @@ class LocalSandbox(ToolboxSandboxMixin):
 
     def _prepare_root(self, snapshot: Snapshot | None) -> None:
         if snapshot:
-            shutil.copytree(snapshot.ref, self.root, dirs_exist_ok=True, symlinks=True)
+            shutil.copytree(
+                snapshot.ref,
+                self.root,
+                dirs_exist_ok=True,
+                symlinks=True,
+                ignore=confined.skip_special,
+            )
         for name in WRITABLE_ROOTS.values():
             (self.root / name).mkdir(exist_ok=True)
-        # Login shells reset PATH, so the host's Python (with the office libraries) is put where every
-        # PATH looks: a bin folder mounted over /usr/local/bin.
+        # Login shells reset PATH, so the harness's Python is put where every PATH looks: a bin
+        # folder mounted over /usr/local/bin. A script, not a symlink: through a symlink python
+        # would not find its venv's pyvenv.cfg and would run as the bare base install.
         bin_dir = self.root / "bin"
         bin_dir.mkdir(exist_ok=True)
+        launcher = f'#!/bin/sh\nexec {shlex.quote(str(harness_python()))} "$@"\n'
         for name in ("python3", "python"):
-            if not (bin_dir / name).exists():
-                (bin_dir / name).symlink_to(sys.executable)
+            path = bin_dir / name
+            if path.is_symlink() or path.exists():
+                path.unlink()
+            path.write_text(launcher)
+            path.chmod(0o755)
+        # An empty host folder, read-only inside, holds the toolbox's mount point: the toolbox puts
+        # /opt/stateact first on its sys.path, so the agent must not be able to add modules there.
+        (self.root / "opt" / "toolbox").mkdir(parents=True, exist_ok=True)
         (self.root / "passwd").write_text(PASSWD)
         (self.root / "group").write_text(GROUP)
 
-    def _bwrap_argv(self, argv: list[str]) -> list[str]:
-        python_prefix = Path(sys.base_prefix)
+    def _bwrap_argv(self, argv: list[str], cwd: str = SANDBOX_HOME) -> list[str]:
         env = {
             "HOME": SANDBOX_HOME,
             "USER": SANDBOX_USER,
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
             "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "PYTHONPATH": "/opt/stateact",
             "PYTHONDONTWRITEBYTECODE": "1",
             **self.config.env,
         }
@@ -118,15 +158,14 @@ class LocalSandbox(ToolboxSandboxMixin):
         command += ["--proc", "/proc", "--dev", "/dev"]
         for inside, name in WRITABLE_ROOTS.items():
             command += ["--bind", str(self.root / name), inside]
-        command += ["--ro-bind", str(TOOLBOX_DIR), "/opt/stateact/toolbox"]
-        if not str(python_prefix).startswith("/usr"):
-            command += ["--ro-bind", str(python_prefix), str(python_prefix)]
-        if sys.prefix != sys.base_prefix:
-            command += ["--ro-bind", sys.prefix, sys.prefix]
+        command += ["--ro-bind", str(self.root / "opt"), TOOLBOX_PARENT]
+        command += ["--ro-bind", str(TOOLBOX_DIR), f"{TOOLBOX_PARENT}/toolbox"]
+        for folder in python_mounts():
+            command += ["--ro-bind", folder, folder]
         command += ["--clearenv"]
         for key, value in env.items():
             command += ["--setenv", key, value]
-        command += ["--chdir", SANDBOX_HOME, "--", *argv]
+        command += ["--chdir", cwd, "--", *argv]
         return command
 
     def _limit_resources(self) -> None:
@@ -143,45 +182,50 @@ class LocalSandbox(ToolboxSandboxMixin):
         """A shell in namespaces of its own over this sandbox's home and /tmp."""
         return self._bwrap_argv(["bash"])
 
-    def _host_path(self, sandbox_path: str) -> Path:
-        path = PurePosixPath(sandbox_path)
+    def _confined(self, sandbox_path: str) -> tuple[Path, tuple[str, ...]]:
+        """The host folder backing `sandbox_path` and the path's parts below it (normalised)."""
+        path = sandbox_parts(sandbox_path)
         for inside, name in WRITABLE_ROOTS.items():
             if path == PurePosixPath(inside) or PurePosixPath(inside) in path.parents:
-                return self.root / name / path.relative_to(inside)
+                return self.root / name, path.relative_to(inside).parts
+        roots = " or ".join(WRITABLE_ROOTS)
         raise SandboxError(
-            f"the local backend can only copy files under {' or '.join(WRITABLE_ROOTS)}, not {sandbox_path}."
+            f"the local backend can only copy files under {roots}, not {sandbox_path}."
         )
 
     def copy_in(self, host_path: Path, sandbox_path: str) -> None:
         host_path = Path(host_path)
         if not host_path.exists():
             raise SandboxError(f"cannot copy {host_path} into the sandbox: it does not exist.")
-        target = self._host_path(sandbox_path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if host_path.is_dir():
-            shutil.copytree(host_path, target, dirs_exist_ok=True)
-        else:
-            shutil.copy2(host_path, target)
+        root, parts = self._confined(sandbox_path)
+        confined.copy_in(host_path, root, parts)
 
     def copy_out(self, sandbox_path: str, host_path: Path) -> None:
-        source = self._host_path(sandbox_path)
-        if not source.exists():
-            raise FileNotFoundError(sandbox_path)
-        host_path = Path(host_path)
-        host_path.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            shutil.copytree(source, host_path, dirs_exist_ok=True, symlinks=True)
-        else:
-            shutil.copy2(source, host_path)
+        root, parts = self._confined(sandbox_path)
+        try:
+            confined.copy_out(root, parts, Path(host_path))
+        except FileNotFoundError:
+            raise FileNotFoundError(sandbox_path) from None
 
     def snapshot(self) -> Snapshot:
         target = Path(tempfile.mkdtemp(prefix=f"{self.id}-snapshot-"))
         for name in WRITABLE_ROOTS.values():
-            shutil.copytree(self.root / name, target / name, symlinks=True)
+            # Sockets and FIFOs (a running program's) cannot be copied and hold no state: left out.
+            shutil.copytree(
+                self.root / name, target / name, symlinks=True, ignore=confined.skip_special
+            )
         return Snapshot(backend=self.backend, ref=str(target), created_at=time.time())
 
+    def persist(self, run_dir: Path, name: str) -> Snapshot:
+        # A folder kept with the run: it lives exactly as long as the run directory.
+        snapshot = self.snapshot()
+        target = Path(run_dir) / "snapshots" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(snapshot.ref, target)
+        return Snapshot(self.backend, str(target.resolve()), snapshot.created_at)
+
     def discard_snapshot(self, snapshot: Snapshot) -> None:
-        shutil.rmtree(snapshot.ref, ignore_errors=True)
+        discard_snapshot(snapshot.ref)
 
     def close(self) -> None:
         if self._closed:
@@ -197,3 +241,14 @@ class LocalSandbox(ToolboxSandboxMixin):
                 process.kill()
                 process.wait()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def snapshot_exists(ref: str) -> bool:
+    """Whether the snapshot folder `ref` is still there."""
+    return Path(ref).is_dir()
+
+
+def discard_snapshot(ref: str) -> bool:
+    """Remove the snapshot folder `ref`."""
+    shutil.rmtree(ref, ignore_errors=True)
+    return True

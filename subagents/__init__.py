@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from harness.core import Tool
+from harness.kernel.core import Tool
+from harness.run.context import RunContext
 
 from .delegate import SPECIALISTS, DelegateTool, ReportTool, available_specialists
 from .desktop import Desktop
@@ -24,10 +25,10 @@ __all__ = [
 ]
 
 
-def main_agent_extra_tools(sandbox, config, model, stats=None) -> list[Tool]:
+def main_agent_extra_tools(context: RunContext) -> list[Tool]:
     """Tools the main agent gets besides its own: under the `no-act` ablation the `computer` tool
     itself (and `delegate` offers no `gui`); none otherwise."""
-    if config.preset != "no-act":
+    if context.config.preset != "no-act":
         return []
-    desktop = Desktop(sandbox, tuple(config.sandbox.display_size))
-    return [ComputerTool(desktop, model.name, stats)]
+    desktop = Desktop(context.sandbox, tuple(context.config.sandbox.display_size))
+    return [ComputerTool(desktop, context.model.name, context.stats)]

@@ -12,10 +12,18 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 
-from harness.core import BudgetExceeded, Finished, Model, Tool, ToolError, ToolResult, ToolSpec
-from harness.loop import LoopConfig, RunStats, ToolLoop
+from gates import build_review
+from harness.kernel.core import (
+    BudgetExceeded,
+    Finished,
+    Tool,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
+from harness.kernel.loop import LoopConfig, NoteHook, ToolLoop
+from harness.run.context import RunContext
 from harness.tools import Plan
 
 from .desktop import Desktop
@@ -103,24 +111,17 @@ class DelegateTool:
 
     def __init__(
         self,
-        sandbox,
-        config,
-        record=None,
-        stats: RunStats | None = None,
-        model: Model | None = None,
+        context: RunContext,
         *,
         depth: int = 1,
         allowed: list[str] | None = None,
         parent: str = "main",
         shared: SharedState | None = None,
     ):
-        if model is None:
-            raise ToolError("delegate needs the model its specialists run on.")
-        self.sandbox = sandbox
-        self.config = config
-        self.record = record
-        self.stats = stats or RunStats()
-        self.model = model
+        self.context = context
+        sandbox, config = context.sandbox, context.config
+        self.sandbox, self.config, self.record = sandbox, config, context.record
+        self.stats, self.model = context.stats, context.model
         self.depth = depth
         self.parent = parent
         available = available_specialists(config)
@@ -175,7 +176,7 @@ class DelegateTool:
             ),
             stats=self.stats,
             record=self.record,
-            context_note=note,
+            hooks=[NoteHook(note)] if note else [],
             finish_tool="report",
         )
         end = loop.run(_seed(task, facts))
@@ -207,11 +208,7 @@ class DelegateTool:
         if self.depth < self.config.subagents.worker_depth:
             tools.append(
                 DelegateTool(
-                    self.sandbox,
-                    self.config,
-                    self.record,
-                    self.stats,
-                    self.model,
+                    self.context,
                     depth=self.depth + 1,
                     allowed=["worker"],
                     parent=name,
@@ -224,18 +221,8 @@ class DelegateTool:
     def _nested_review(self, task: str):
         """The worker's own finish gate (the nested ablation), judging its subtask; its rounds are
         counted apart from the main agent's gate."""
-        from gates import build_review
-
-        outcome = SimpleNamespace(gate_rounds=0, gate_passed=None)
         return build_review(
-            task,
-            self.sandbox,
-            self.config,
-            self.record,
-            self.stats,
-            time.time(),
-            outcome,
-            self.model,
+            task, self.sandbox, self.config, self.record, self.stats, time.time(), self.model
         )
 
 

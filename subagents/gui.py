@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.core import ToolError, ToolResult, ToolSpec
+from harness.kernel.core import ToolError, ToolResult, ToolSpec
 from harness.models.anthropic_model import COMPUTER_TOOLSET, computer_tool_version
 from harness.models.pricing import parse_claude_name
 

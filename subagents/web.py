@@ -1,7 +1,8 @@
 """The web specialist's tools: Chromium inside the sandbox, driven through the DOM.
 
-The browser lives in `browser_driver.py`, loaded into its own Python session in the sandbox, so it
-keeps its pages between calls. Every failure (no match for a selector, a failed navigation, a script
+The browser lives in the toolbox's browser driver (`sandboxes/toolbox/drivers/browser.py`), a
+process of its own in the sandbox, so it keeps its pages between calls; each command is one
+`browser.*` toolbox call. Every failure (no match for a selector, a failed navigation, a script
 that throws) comes back as a `ToolError` with the reason. When the desktop's `google-chrome` runs
 with remote debugging (an OSWorld task launched it), the driver attaches to it over CDP and acts on
 the tab on screen, so the task's checker sees what it did; otherwise it has a headless Chromium.
@@ -9,14 +10,9 @@ the tab on screen, so the task's checker sees what it did; otherwise it has a he
 
 from __future__ import annotations
 
-from pathlib import Path
+from harness.kernel.core import ToolResult, ToolSpec
 
-from harness.core import ToolResult, ToolSpec
-
-from .remote import RemoteDriver
-
-DRIVER_SOURCE = Path(__file__).parent / "browser_driver.py"
-SESSION = "stateact-browser"
+COMMAND_TIMEOUT_S = 90.0
 SELECTOR_HELP = 'A CSS selector; the handles from read_dom work as [data-sa-id="e3"] (or just e3).'
 
 
@@ -24,10 +20,10 @@ class Browser:
     """The sandbox's browser session (started on the first command)."""
 
     def __init__(self, sandbox):
-        self.driver = RemoteDriver(sandbox, SESSION, DRIVER_SOURCE)
+        self.sandbox = sandbox
 
     def call(self, command: str, **args) -> dict:
-        return self.driver.call(command, timeout=90, **args)
+        return self.sandbox.call(f"browser.{command}", timeout=COMMAND_TIMEOUT_S, **args)
 
 
 def _where(result: dict) -> str:

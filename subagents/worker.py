@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.core import Tool
+from harness.kernel.core import Tool
 from harness.tools import BashTool, EditorTool, Plan, PlanTool, PythonTool, ViewImageTool
 
 
@@ -28,5 +28,5 @@ def worker_tools(sandbox, depth: int, plan: Plan) -> list[Tool]:
 
 
 def plan_note(plan: Plan):
-    """The context note that shows the worker its plan every turn, as the main agent sees its own."""
+    """The note that shows the worker its plan on every request, as the main agent sees its own."""
     return lambda: f"<plan>\n{plan.render()}\n</plan>" if plan.items else ""

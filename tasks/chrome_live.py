@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 SCRIPT = (Path(__file__).parent / "sandbox_scripts" / "chrome_cdp.py").read_text()
 Run = Callable[[str], tuple[int, str]]

@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 import tasks.metrics  # noqa: F401  (registers every metric)
-from harness.core import StateActError, ToolError
+from harness.kernel.core import StateActError, ToolError
 from tasks.getters import GetterContext, StateSource, run_getter
 from tasks.metrics.registry import METRICS
 from tasks.schema import Task

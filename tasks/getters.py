@@ -8,6 +8,7 @@ name) and return host paths as strings, or None for an absent file.
 
 from __future__ import annotations
 
+import posixpath
 import shlex
 import shutil
 from collections.abc import Callable
@@ -15,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from sandboxes.base import SANDBOX_HOME, Sandbox
-from tasks.cache import find_cached, is_url, resolve_source
+from sandboxes.toolbox.observer import SAFE_DESKTOP_ENV
+from tasks.cache import find_cached, inside, is_file, is_url, local_reference, resolve_source
 from tasks.relative_time import rule_relative_time
 from tasks.schema import Task
 
@@ -41,13 +43,19 @@ class RootDirSource:
         self.root = Path(root)
 
     def host_path(self, path: str) -> Path:
-        posix = PurePosixPath(path if path.startswith("/") else f"{SANDBOX_HOME}/{path}")
+        """The file under `root` standing for the machine's `path` (normalised: `..` stays inside)."""
+        text = path if path.startswith("/") else f"{SANDBOX_HOME}/{path}"
+        posix = PurePosixPath(posixpath.normpath("/" + text.lstrip("/")))
         return self.root.joinpath(*posix.parts[1:])
 
     def fetch_file(self, path: str, dest: Path) -> Path | None:
+        if "\x00" in path:
+            raise StateActError(f"the machine path {path!r} contains a NUL character")
         source = self.host_path(path)
         if not source.is_file():
             return None
+        if not inside(source, self.root):  # a link in the copied state that points out of it
+            raise StateActError(f"{path} is a link that leads out of the --root folder")
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, dest)
         return dest
@@ -195,7 +203,7 @@ def get_cloud_file(spec: dict, ctx: GetterContext) -> Any:
 def get_local_file(spec: dict, ctx: GetterContext) -> Any:
     files = []
     for path, dest in file_pairs(spec):
-        source = Path(path) if Path(path).is_absolute() else ctx.task.base_dir / path
+        source = local_reference(path, ctx.task, ctx.cache_dir)
         files.append(copy_local(source, ctx, dest) if source.is_file() else None)
     return pick_given(spec, files)
 
@@ -209,10 +217,13 @@ def get_cache_file(spec: dict, ctx: GetterContext) -> str | None:
     if is_url(path):
         found = find_cached(path, ctx.task.id, ctx.cache_dir)
         return str(found) if found else None
-    places = [ctx.outputs_dir / path] if ctx.outputs_dir is not None else []
+    places = [(ctx.outputs_dir, ctx.outputs_dir / path)] if ctx.outputs_dir is not None else []
     if ctx.cache_dir is not None:
-        places += [Path(ctx.cache_dir) / ctx.task.id / path, Path(ctx.cache_dir) / path]
-    return next((str(p) for p in places if p.is_file()), None)
+        cache = Path(ctx.cache_dir)
+        places += [(cache, cache / ctx.task.id / path), (cache, cache / path)]
+    if "\x00" in path:
+        raise StateActError("cache_file getter path contains a NUL character")
+    return next((str(p) for root, p in places if is_file(p) and inside(p, root)), None)
 
 
 @getter("vm_command_line")
@@ -266,7 +277,7 @@ sys.stdout.write("".join(out))
 
 @getter("accessibility_tree")
 def get_accessibility_tree(spec: dict, ctx: GetterContext) -> str:
-    command = f"source /tmp/stateact-desktop.env 2>/dev/null; python3 -c {shlex.quote(ATSPI_DUMP)}"
+    command = f"{SAFE_DESKTOP_ENV}python3 -c {shlex.quote(ATSPI_DUMP)}"
     result = ctx.source.run_command(command, True)
     if result.get("returncode", 0) != 0:
         raise StateActError(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from sandboxes.base import SANDBOX_HOME
 from tasks.getters import GetterContext, getter, work_path
 

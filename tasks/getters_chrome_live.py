@@ -13,7 +13,7 @@ import sqlite3
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.chrome_live import cdp_call, omnibox_text
 from tasks.getters import GetterContext, getter, work_path
 from tasks.getters_chrome import PROFILE_ROOTS, dig, preferences

@@ -15,10 +15,10 @@ from lxml import etree
 from pptx import Presentation
 from pptx.exc import PackageNotFoundError
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from sandboxes.base import SANDBOX_HOME
 from tasks.getters import GetterContext, get_accessibility_tree, getter, work_path
-from tasks.setup import DESKTOP_ENV
+from tasks.setup import SOURCE_DESKTOP
 
 GIMP_CONFIG_DIR = f"{SANDBOX_HOME}/.config/GIMP/2.10"
 TERMINAL_ROLES = ("terminal",)
@@ -26,7 +26,7 @@ WALLPAPER_KEYS = ("picture-uri", "picture-uri-dark")
 
 
 def desktop_command(ctx: GetterContext, command: str) -> dict:
-    return ctx.source.run_command(f"source {DESKTOP_ENV} 2>/dev/null; {command}", True)
+    return ctx.source.run_command(f"{SOURCE_DESKTOP}{command}", True)
 
 
 @getter("gimp_config_file")

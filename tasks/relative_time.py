@@ -10,7 +10,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 WEEKDAYS = [name.lower() for name in calendar.day_name]
 NUMBER_WORDS = {

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 
 class SetupStep(BaseModel):
@@ -70,7 +70,6 @@ class Task(BaseModel):
     """Ordered setup steps run before the agent starts."""
     evaluator: Evaluator = Field(default_factory=Evaluator)
     """How the end state is scored; a task without one (just an instruction) is run but not scored."""
-    """How the final state is scored."""
     related_apps: list[str] = Field(default_factory=list)
     """Applications the task touches (informational)."""
     source: str | list[str] | None = None
@@ -89,6 +88,23 @@ class Task(BaseModel):
     """Optional hint some task files carry."""
     base_dir: Path = Field(default=Path("."), exclude=True)
     """Folder the task file lives in; not part of the JSON."""
+    allow_host_paths: bool = Field(default=False, exclude=True)
+    """Let file references leave the task's folder and the cache (the user's --allow-host-paths)."""
+    extra_roots: list[Path] = Field(default_factory=list, exclude=True)
+    """Host files or folders the harness itself names (batch inputs) that references may use."""
+
+
+SUITE_MARKERS = ("build.py", "solutions")
+
+
+def reference_root(task: Task) -> Path:
+    """The folder a task's relative file references may use: its own, or its suite's when the task
+    sits in a suite's `tasks/` folder (a folder beside `build.py` or `solutions/`)."""
+    folder = Path(task.base_dir)
+    suite = folder.parent
+    if folder.name == "tasks" and any((suite / marker).exists() for marker in SUITE_MARKERS):
+        return suite
+    return folder
 
 
 UNION_TAGS = {"str", "int", "float", "bool", "list", "dict", "literal", "none"}

@@ -15,14 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness.core import StateActError, ToolError
+from harness.kernel.core import StateActError, ToolError
 from sandboxes.base import SANDBOX_HOME, SANDBOX_USER, Sandbox
-from tasks.cache import resolve_source
+from sandboxes.toolbox.observer import DESKTOP_ENV_FILE, SAFE_DESKTOP_ENV
+from tasks.cache import confined, resolve_source
 from tasks.chrome_live import cdp_call
 from tasks.schema import SetupStep, Task
 
-DESKTOP_ENV = "/tmp/stateact-desktop.env"
-SOURCE_DESKTOP = f"[ -f {DESKTOP_ENV} ] && . {DESKTOP_ENV}; "
+DESKTOP_ENV = DESKTOP_ENV_FILE
+# Postconfig steps run after the agent, which can write that file: take only its checked values.
+SOURCE_DESKTOP = SAFE_DESKTOP_ENV
 STEP_TYPES = {
     "download",
     "open",
@@ -222,7 +224,12 @@ class SetupRunner:
             # The sandbox gives one combined output stream, so both files get it.
             if params.get(key) and self.outputs_dir is not None:
                 self.outputs_dir.mkdir(parents=True, exist_ok=True)
-                (self.outputs_dir / str(params[key])).write_text(output, encoding="utf-8")
+                target = confined(
+                    self.outputs_dir / str(params[key]),
+                    [self.outputs_dir],
+                    f"the execute step's {key} file {params[key]!r} leaves the outputs folder",
+                )
+                target.write_text(output, encoding="utf-8")
 
     @staticmethod
     def until_met(until: dict, code: int, output: str) -> bool:

@@ -10,8 +10,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 import tasks.metrics  # noqa: F401  (registers every metric)
-from harness.core import StateActError
-from tasks.cache import find_cached, is_url
+from harness.kernel.core import StateActError
+from tasks.cache import HOST_PATHS_HINT, find_cached, is_url, local_reference
 from tasks.getters import GETTERS, as_list
 from tasks.metrics.registry import METRICS
 from tasks.metrics.table import RULES as TABLE_RULES
@@ -58,10 +58,33 @@ def source_reason(url_or_path: str, task: Task, cache_dir: Path | None) -> str |
         if find_cached(url_or_path, task.id, cache_dir) is None:
             return f"file not in the cache dir: {url_or_path}"
         return None
-    path = Path(url_or_path)
-    if not (path if path.is_absolute() else task.base_dir / path).is_file():
+    try:
+        path = local_reference(url_or_path, task, cache_dir)
+    except StateActError:
+        return f"file outside the task folder: {url_or_path} ({HOST_PATHS_HINT})"
+    if not path.is_file():
         return f"file missing: {url_or_path}"
     return None
+
+
+def check_references(task: Task, cache_dir: Path | None) -> None:
+    """Raise StateActError for the first file reference that leaves the task's folder and the cache.
+
+    Commands call this before starting anything, so a refused reference is a bad input (exit 2).
+    """
+    references = [
+        str(item.get("url", ""))
+        for step in (*task.config, *task.evaluator.postconfig)
+        if step.type == "download"
+        for item in step.parameters.get("files", [])
+        if isinstance(item, dict)
+    ]
+    for spec in (*task.evaluator.aligned("result"), *task.evaluator.aligned("expected")):
+        if isinstance(spec, dict) and spec.get("type") in ("cloud_file", "local_file"):
+            references += [str(path) for path in as_list(spec.get("path"))]
+    for reference in references:
+        if reference and not is_url(reference):
+            local_reference(reference, task, cache_dir)
 
 
 def getter_reason(spec: Any) -> str | None:
@@ -131,12 +154,15 @@ def unsupported_reason(task: Task, cache_dir: Path | None) -> str | None:
     return next((reason for reason in reasons if reason), None)
 
 
-def dry_run_record(path: str | Path, cache_dir: Path | None) -> dict:
+def dry_run_record(
+    path: str | Path, cache_dir: Path | None, allow_host_paths: bool = False
+) -> dict:
     """One line of `suite --dry-run`: id, path, domain, runnable and (if not) the reason. Never raises."""
     path = Path(path)
     record: dict[str, Any] = {"id": path.stem, "path": str(path), "domain": path.parent.name}
     try:
         task = load_task(path)
+        task.allow_host_paths = allow_host_paths
         record["id"] = task.id
         reason = unsupported_reason(task, cache_dir)
     except StateActError as exc:

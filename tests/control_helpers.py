@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from harness.core import ModelReply, Usage
+from harness.kernel.core import ModelReply, Usage
 from harness.models.scripted import ScriptedModel
 
 
@@ -43,9 +43,6 @@ class RoutedModel:
         return ModelReply(
             [{"type": "text", "text": answer}], Usage(input_tokens=100, output_tokens=20)
         )
-
-    def fast_forward(self, turns: int) -> None:
-        self.script.fast_forward(turns)
 
 
 def bash(command: str, text: str = "") -> dict:

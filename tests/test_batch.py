@@ -15,8 +15,8 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from harness.batch import expand_inputs, fill_instruction, plan_batch
-from harness.core import StateActError
+from harness.apps.batch import expand_inputs, fill_instruction, plan_batch
+from harness.kernel.core import StateActError
 
 from .conftest import REPO, require_image
 

@@ -3,9 +3,10 @@ plan, and makes total input tokens grow linearly with turns."""
 
 from __future__ import annotations
 
-from harness.agent import MainAgent
-from harness.config import RunConfig
+from harness.control.main_agent import MainAgent
 from harness.models.scripted import ScriptedModel, estimate_tokens
+from harness.run.config import RunConfig
+from harness.run.context import RunContext
 
 TURNS = 300
 WINDOW = 12_000
@@ -40,7 +41,7 @@ def test_compaction_keeps_requests_bounded_and_growth_linear(local_sandbox, tmp_
     model = ScriptedModel(script(), context_window=WINDOW)
     config = RunConfig(model="script/x")
     config.loop.max_turns = TURNS + 10
-    agent = MainAgent(model, local_sandbox, config)
+    agent = MainAgent(RunContext(config, model, local_sandbox))
     end = agent.run("Count with seq for a long time.")
     assert end.status == "script_exhausted"
 
@@ -48,7 +49,7 @@ def test_compaction_keeps_requests_bounded_and_growth_linear(local_sandbox, tmp_
     assert len(requests) == TURNS
     sizes = [estimate_tokens(call["system"], call["messages"]) for call in requests]
     assert max(sizes) < WINDOW, max(sizes)
-    assert agent.loop.compactor.compactions >= 10
+    assert agent.compactor.compactions >= 10
     for call in requests[1:]:  # the plan rides on every request after it was written
         note = call["messages"][-1]["content"][-1]["text"]
         assert "<plan>" in note and "count to a thousand" in note

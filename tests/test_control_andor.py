@@ -9,8 +9,8 @@ import re
 import subprocess
 import sys
 
-from harness.config import RunConfig
 from harness.models.scripted import ScriptedModel
+from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from harness.config import RunConfig
 from harness.control.lstc import abstract_step, parse_commitment
+from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
 

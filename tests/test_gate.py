@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from gates.probes import run_probe, validate_probe
-from harness.config import RunConfig
-from harness.core import ToolError
+from harness.kernel.core import ToolError
 from harness.models.scripted import ScriptedModel
+from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
 
@@ -97,7 +97,7 @@ def test_wrong_path_is_rejected_structurally_then_fixed(tmp_path):
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_unsaved_document_is_rejected_and_three_rejections_end_the_run(tmp_path):
+def test_a_lock_file_alone_is_a_finding_for_the_model_not_a_rejection(tmp_path):
     the_task = task(tmp_path, "Write 'hello' into /home/user/notes.docx.")
     create = "python3 -c \"import docx; d = docx.Document(); d.add_paragraph('hello'); d.save('/home/user/notes.docx')\""
     agent = [
@@ -105,18 +105,41 @@ def test_unsaved_document_is_rejected_and_three_rejections_end_the_run(tmp_path)
         bash("touch '/home/user/.~lock.notes.docx#'"),
         bash("ls -a"),
         finish(),
+    ]
+    result, gate_model = run(tmp_path, the_task, agent, [verdict(True)])
+    assert result["status"] == "completed" and result["gate_rounds"] == 1 and result["gate_passed"]
+    first = gate_round(tmp_path, 1)
+    assert first["passed"] and first["source"] == "model"
+    lock = [f for f in first["structural"] if f["check"] == "open"]
+    assert len(lock) == 1 and not lock[0]["ok"] and not lock[0]["definite"]
+    # The finding reaches the gate model, which decides from the file's content.
+    assert ".~lock.notes.docx#" in json.dumps(gate_model.calls[0]["messages"])
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_three_rejections_end_the_run(tmp_path):
+    the_task = task(tmp_path, "Write 'hello' into /home/user/notes.docx.")
+    agent = [
+        bash("echo hello > /home/user/notes.docx"),
+        bash("ls -a"),
+        bash("cat /home/user/notes.docx"),
+        finish(),
         finish(),
         finish(),
         finish(),
     ]
-    result, _ = run(tmp_path, the_task, agent, [])
+    result, gate_model = run(tmp_path, the_task, agent, [])
     assert (
         result["status"] == "gate_rejected"
         and result["gate_rounds"] == 3
         and result["gate_passed"] is False
     )
     for number in (1, 2, 3):
-        assert any("lock file" in gap for gap in gate_round(tmp_path, number)["gaps"])
+        round_n = gate_round(tmp_path, number)
+        assert round_n["gap_layers"] == ["structural"]
+        assert any("the content is plain text" in gap for gap in round_n["gaps"])
+    assert gate_model.calls == []
 
 
 @pytest.mark.docker
@@ -207,7 +230,7 @@ def test_xlsx_cells_probe_reads_formula_text(local_sandbox):
         (["cat", "a.txt|rm -rf /"], "metacharacters"),
         (["rm", "-rf", "/home/user"], "not an allowed read-only program"),
         (["bash", "-c", "ls"], "not an allowed read-only program"),
-        (["find", "/home/user", "-delete"], "can change state"),
+        (["find", "/home/user", "-delete"], "not a known read-only"),
         (["sqlite3", "db.sqlite", "select 1"], "-readonly"),
     ],
 )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.evaluate import evaluate
 from tasks.getters import GETTERS, GetterContext, RootDirSource, run_getter
 from tasks.schema import load_task

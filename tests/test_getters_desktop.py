@@ -12,7 +12,7 @@ from pptx import Presentation
 from pptx.oxml import parse_xml
 from pptx.oxml.ns import nsdecls
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.getters import GetterContext, RootDirSource, run_getter
 from tasks.metrics.general import check_include_exclude
 from tasks.metrics.images import check_config_status, compare_images

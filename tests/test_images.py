@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from harness.cli import image as image_cli
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from sandboxes.images import build
 
 DEFINITIONS = Path(build.__file__).parent

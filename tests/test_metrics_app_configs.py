@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics import METRICS
 from tasks.metrics.app_configs import (
     check_accessibility_tree,

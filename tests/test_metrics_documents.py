@@ -11,7 +11,7 @@ from docx.oxml import parse_xml
 from docx.shared import Pt, RGBColor
 from PIL import Image
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.registry import get_metric
 
 PARAGRAPHS = ["Quarterly report", "Sales rose by ten percent.", "", "Costs stayed flat."]

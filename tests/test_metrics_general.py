@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics import METRICS
 from tasks.metrics.general import (
     check_csv,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageEnhance, ImageOps
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics import METRICS
 from tasks.metrics.image_ops import ssim
 from tasks.metrics.images import (

@@ -6,7 +6,7 @@ import pytest
 from PIL import Image
 from rapidfuzz import fuzz
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.registry import get_metric
 
 

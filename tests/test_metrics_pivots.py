@@ -21,7 +21,7 @@ from openpyxl.pivot.table import (
     TableDefinition,
 )
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.table import RULES, compare_table
 
 HEADER = ("Region", "Product", "Channel", "Revenue")

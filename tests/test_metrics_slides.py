@@ -12,7 +12,7 @@ from pptx.dml.color import RGBColor
 from pptx.enum.text import PP_ALIGN
 from pptx.util import Emu, Inches, Pt
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.registry import get_metric
 
 A = "http://schemas.openxmlformats.org/drawingml/2006/main"

@@ -9,7 +9,7 @@ import pytest
 from openpyxl.styles import Font, PatternFill
 from openpyxl.worksheet.datavalidation import DataValidation
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.table import compare_csv, compare_table
 
 ROWS = [["Name", "Score", "Price"], ["ann", 1, 2.00001], ["bob", 2, 3.5]]

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import RunConfig
 from harness.control.milestones import last_milestone, load_milestones, snapshot_of
 from harness.models.scripted import ScriptedModel
+from harness.run.config import RunConfig
 from harness.runner import run_task
 from sandboxes import SandboxConfig, open_sandbox
 from tasks.schema import Task

@@ -8,7 +8,14 @@ from email.utils import format_datetime
 
 import pytest
 
-from harness.core import BudgetExceeded, Model, StateActError, ToolResult, ToolSpec, image_block
+from harness.kernel.core import (
+    BudgetExceeded,
+    Model,
+    StateActError,
+    ToolResult,
+    ToolSpec,
+    image_block,
+)
 from harness.models import ModelConfig, make_model
 from harness.models.anthropic_model import AnthropicModel, computer_tool_version
 from harness.models.openai_model import INVALID_ARGUMENTS_KEY, OpenAIModel

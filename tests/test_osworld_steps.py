@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.chrome_live import omnibox_text
 from tasks.schema import SetupStep, load_task
 from tasks.setup import SUDO, SUDO_AS_USER, run_setup

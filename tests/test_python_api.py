@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from harness.api import make_config, run_code
-from harness.config import RunConfig
-from harness.core import StateActError
+from harness.kernel.core import StateActError
+from harness.run.config import RunConfig
 
 from .conftest import REPO, require_image
 

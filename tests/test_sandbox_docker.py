@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness.core import ToolError
+from harness.kernel.core import ToolError
 from sandboxes import SandboxConfig, SandboxError, open_sandbox
 
 from .conftest import REPO, require_image

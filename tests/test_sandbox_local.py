@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.core import ToolError
+from harness.kernel.core import ToolError
 from sandboxes import SandboxError, open_sandbox
 
 

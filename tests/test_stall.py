@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from harness.config import RunConfig, StallConfig
+from harness.control.stall import StallDetector, StallRouter
 from harness.models.scripted import ScriptedModel
+from harness.run.config import RunConfig, StallConfig
 from harness.runner import run_task
-from harness.stall import StallDetector, StallRouter
 from tasks.schema import Task
 
 from .control_helpers import bash
@@ -49,7 +49,7 @@ def test_repeated_gate_gaps_are_a_loop():
 
 
 def test_router_escalates_and_records(tmp_path):
-    from harness.records import RunRecord, load_events
+    from harness.kernel.records import RunRecord, load_events
 
     record = RunRecord(tmp_path)
     router = StallRouter(record)

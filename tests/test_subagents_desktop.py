@@ -12,10 +12,11 @@ import pytest
 from openpyxl.styles import PatternFill
 from PIL import Image
 
-from harness.config import RunConfig
-from harness.loop import RunStats
+from harness.kernel.loop import RunStats
+from harness.kernel.records import RunRecord
 from harness.models.scripted import ScriptedModel
-from harness.records import RunRecord
+from harness.run.config import RunConfig
+from harness.run.context import RunContext
 from sandboxes import SandboxConfig, open_sandbox
 from subagents import DelegateTool, Desktop
 from tests.conftest import require_image
@@ -114,6 +115,7 @@ def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(
     print(
         f"desktop + Calc with the file open in {opened_s:.1f} s (desktop start {desktop.start_seconds:.1f} s)"
     )
+    assert desktop.screen_watch == "damage"  # the settle wait grabs only after X reports drawing
 
     def click_red_cell(system, messages, tools):
         return _computer("left_click", coordinate=_red_centre(_images(messages)[-1]))
@@ -148,7 +150,7 @@ def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(
         ]
     )
     stats, record = RunStats(), RunRecord(tmp_path / "run")
-    result = DelegateTool(desktop_sandbox, config, record, stats, model)(
+    result = DelegateTool(RunContext(config, model, desktop_sandbox, record=record, stats=stats))(
         agent="gui",
         task="Type 'Zoë 42' into the red cell C3 and save, keeping the format.",
         facts=f"The file is {BOOK}.",
@@ -204,7 +206,7 @@ def test_gui_bad_input_is_a_tool_error_and_the_specialist_goes_on(desktop_sandbo
             {"tool_calls": [{"name": "report", "input": {"text": "checked"}}]},
         ]
     )
-    result = DelegateTool(desktop_sandbox, config, None, RunStats(), model)(
+    result = DelegateTool(RunContext(config, model, desktop_sandbox))(
         agent="gui", task="Try things."
     )
     assert result.output.endswith("checked")
@@ -292,7 +294,7 @@ def test_web_reads_the_dom_with_handles_and_changes_the_page_by_selector(
         ]
     )
     stats = RunStats()
-    result = DelegateTool(desktop_sandbox, config, None, stats, model)(
+    result = DelegateTool(RunContext(config, model, desktop_sandbox, stats=stats))(
         agent="web", task="Greet Zoë in French."
     )
     assert result.output.endswith("greeted") and stats.gui_steps == 0
@@ -323,7 +325,7 @@ def test_web_failures_are_tool_errors_and_the_specialist_goes_on(desktop_sandbox
             call("report", text="done"),
         ]
     )
-    DelegateTool(desktop_sandbox, config, None, RunStats(), model)(agent="web", task="Try things.")
+    DelegateTool(RunContext(config, model, desktop_sandbox))(agent="web", task="Try things.")
     outcomes = _results(model.calls[-1]["messages"])[:6]
     assert [r["is_error"] for r in outcomes] == [True, False, True, True, True, False], [
         _text(r) for r in outcomes

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.config import RunConfig
-from harness.core import Finished, ToolError, ToolResult, ToolSpec
-from harness.loop import TOOLSET_NOT_RUN, ToolLoop
+from harness.kernel.core import Finished, ToolError, ToolResult, ToolSpec
+from harness.kernel.loop import TOOLSET_NOT_RUN, ToolLoop
 from harness.models.scripted import ScriptedModel
+from harness.run.config import RunConfig
+from harness.run.context import RunContext
 from subagents import (
     DelegateTool,
     ReportTool,
@@ -82,23 +83,23 @@ def test_unknown_action_and_unexpected_params_are_tool_errors_before_touching_th
 def test_delegate_offers_only_enabled_specialists_and_names_them_on_a_bad_choice():
     config = RunConfig()
     model = ScriptedModel([])
-    tool = DelegateTool(sandbox=None, config=config, model=model)
+    tool = DelegateTool(RunContext(config, model, sandbox=None))
     assert tool.spec().input_schema["properties"]["agent"]["enum"] == ["worker", "gui", "web"]
     with pytest.raises(ToolError, match="available ones are: worker, gui, web"):
         tool(agent="painter", task="x")
     no_act = RunConfig(preset="no-act")
     assert available_specialists(no_act) == ["worker", "web"]
     with pytest.raises(ToolError, match="no 'gui' specialist"):
-        DelegateTool(None, no_act, model=model)(agent="gui", task="click it")
+        DelegateTool(RunContext(no_act, model, None))(agent="gui", task="click it")
     config.subagents.enabled = ["worker"]
     with pytest.raises(ToolError, match="available ones are: worker"):
-        DelegateTool(None, config, model=model)(agent="web", task="x")
+        DelegateTool(RunContext(config, model, None))(agent="web", task="x")
 
 
 def test_no_act_gives_the_main_agent_the_computer_tool():
     model = ScriptedModel([], name="claude-sonnet-4-5")
-    assert main_agent_extra_tools(None, RunConfig(), model) == []
-    tools = main_agent_extra_tools(None, RunConfig(preset="no-act"), model)
+    assert main_agent_extra_tools(RunContext(RunConfig(), model, None)) == []
+    tools = main_agent_extra_tools(RunContext(RunConfig(preset="no-act"), model, None))
     assert [tool.name for tool in tools] == ["computer"]
     assert tools[0].spec().native_params == {"display_width_px": 1280, "display_height_px": 720}
 
@@ -153,6 +154,6 @@ def test_toolset_results_echo_the_toolset_and_a_failed_batch_stops():
 
 
 def _reply(blocks):
-    from harness.core import ModelReply, Usage
+    from harness.kernel.core import ModelReply, Usage
 
     return ModelReply(content=blocks, usage=Usage(), stop_reason="tool_use")

@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from harness.config import RunConfig
-from harness.loop import RunStats, ToolLoop
+from harness.kernel.loop import RunStats, ToolLoop
+from harness.kernel.records import RunRecord
 from harness.models.scripted import ScriptedModel
-from harness.records import RunRecord
+from harness.run.config import RunConfig
+from harness.run.context import RunContext
 from harness.tools import BashTool
 from subagents import DelegateTool, ReportTool
 
@@ -67,7 +68,9 @@ def test_a_long_exploration_adds_only_the_report_to_the_main_context(base_sandbo
         ]
     )
     stats, record = RunStats(), RunRecord(tmp_path / "run")
-    delegate = DelegateTool(base_sandbox, RunConfig(), record, stats, model)
+    delegate = DelegateTool(
+        RunContext(RunConfig(), model, base_sandbox, record=record, stats=stats)
+    )
     main = ToolLoop(
         model,
         [BashTool(base_sandbox), delegate, ReportTool()],
@@ -132,7 +135,7 @@ def test_worker_depth_two_allows_one_nested_worker_and_a_turn_cap_is_reported(ba
     config.subagents.worker_depth = 2
     config.subagents.max_turns = 2
     stats = RunStats()
-    result = DelegateTool(base_sandbox, config, None, stats, model)(
+    result = DelegateTool(RunContext(config, model, base_sandbox, stats=stats))(
         agent="worker", task="outer work"
     )
     outer, inner = model.calls[0], model.calls[1]

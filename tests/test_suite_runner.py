@@ -13,10 +13,10 @@ import openpyxl
 import pytest
 from PIL import Image
 
-from harness.config import RunConfig
-from harness.core import StateActError
-from harness.oracle import oracle_turns
-from harness.suite import discover_tasks, run_suite
+from harness.apps.oracle import oracle_turns
+from harness.apps.suite import discover_tasks, run_suite
+from harness.kernel.core import StateActError
+from harness.run.config import RunConfig
 from tasks.schema import load_task
 
 from .conftest import OSWORLD_EXAMPLES, REPO, require_image

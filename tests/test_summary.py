@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.summary import gate_confusion, gui_use, summarize, summary_line
+from harness.reports.summary import gate_confusion, gui_use, summarize, summary_line
 
 
 def result(

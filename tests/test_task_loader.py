@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.cache import cache_name, resolve_source
 from tasks.relative_time import resolve_phrase, rule_relative_time
 from tasks.schema import load_task

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.cache import cache_name
 from tasks.schema import SetupStep, load_task
 from tasks.setup import default_placeholders, run_setup

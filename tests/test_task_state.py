@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from gates import Decision
-from harness.config import RunConfig
+from gates import Gap, Verdict
+from harness.control.task_state import INVALIDATED, PENDING, VERIFIED, TaskState
 from harness.models.scripted import ScriptedModel
+from harness.run.config import RunConfig
 from harness.runner import run_task
-from harness.task_state import INVALIDATED, PENDING, VERIFIED, TaskState
 from tasks.schema import Task
 
 from .control_helpers import RoutedModel, bash, call
@@ -75,7 +75,7 @@ def test_a_failed_probe_invalidates_a_verified_requirement(tmp_path, local_sandb
     assert [[r.id for r in batch] for batch in heard] == [["r1"]]
     local_sandbox.call("bash.run", command=f"echo goodbye > {NOTE}")
     # The gate's model passed, but the stored probe fails: the round fails closed and r1 is invalidated.
-    gaps = state.apply_gate_decision(Decision(True, [], "model"), [], local_sandbox)
+    gaps = state.apply_gate_decision(Verdict(True), [], local_sandbox)
     assert gaps and "r1" in gaps[0] and "absent" in gaps[0]
     assert state.requirements[0].status == INVALIDATED
     lines = [json.loads(line) for line in (tmp_path / "state.jsonl").read_text().splitlines()]
@@ -91,9 +91,9 @@ def test_gate_verdict_verifies_probe_less_requirements_only_on_pass(tmp_path, lo
     state = TaskState.initialize(
         "Tidy up.", RoutedModel(lambda s, t: [{"text": "tidy", "probe": None}]), run_dir=tmp_path
     )
-    state.apply_gate_decision(Decision(False, ["still messy"], "model"), [], local_sandbox)
+    state.apply_gate_decision(Verdict(False, (Gap("still messy", "model"),)), [], local_sandbox)
     assert state.requirements[0].status == PENDING
-    state.apply_gate_decision(Decision(True, [], "model"), [], local_sandbox)
+    state.apply_gate_decision(Verdict(True), [], local_sandbox)
     assert (
         state.requirements[0].status == VERIFIED and state.requirements[0].source == "gate verdict"
     )
@@ -133,7 +133,7 @@ def test_the_agents_own_claims_never_change_a_status(tmp_path):
     # The gate model passed the round, but the stored probe failed it closed; the claim changed nothing.
     assert result["gate_passed"] is False
     round_1 = json.loads((tmp_path / "run" / "gate" / "round-1.json").read_text())
-    assert round_1["source"] == "task_state"
+    assert round_1["source"] == "probe" and round_1["gap_layers"] == ["probe"]
     state = TaskState.load(tmp_path / "run")
     assert state.requirements[0].status == PENDING
     lines = (tmp_path / "run" / "state.jsonl").read_text().splitlines()

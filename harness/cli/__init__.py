@@ -1,4 +1,8 @@
-"""The `stateact` command: one module per subcommand, each with `register(subparsers)` and `run(args)`."""
+"""The `stateact` command: one module per subcommand, each with `register(subparsers)` and `run(args)`.
+
+Only the chosen subcommand's module is imported (with the application under it), so `stateact --help`
+and every command start without loading the others' dependencies.
+"""
 
 from __future__ import annotations
 
@@ -8,38 +12,56 @@ import logging
 import os
 import sys
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
+from harness.kernel.display import visible
 
-COMMANDS = ["run", "suite", "check", "batch", "code", "mcp", "report", "sandbox", "image"]
+COMMANDS = {
+    "run": "run one task",
+    "suite": "run a suite of tasks (or list what would run with --dry-run)",
+    "check": "score a task's evaluator against files under a folder",
+    "gate": "run the finish gate on a laid-out state and print its verdict",
+    "batch": "run one instruction over many files, each in its own sandbox and through the gate",
+    "code": "run a coding instruction on a copy of a repository and get a gate-checked patch",
+    "mcp": "run an MCP server (stdio) exposing sandboxes and the finish gate",
+    "report": "summarize a run directory or a suite directory",
+    "sandbox": "run a command or a shell in a fresh sandbox",
+    "image": "build or list the sandbox images",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with `command`'s full options (every command's when None) and the others' names."""
     parser = argparse.ArgumentParser(
         prog="stateact",
         description="StateAct: a code-first, state-grounded agent harness for computer-use tasks.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the harness does")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
-        importlib.import_module(f"harness.cli.{name}").register(subparsers)
+    for name, summary in COMMANDS.items():
+        if command in (None, name):
+            importlib.import_module(f"harness.cli.{name}").register(subparsers)
+        else:
+            subparsers.add_parser(name, help=summary, add_help=False)
     return parser
 
 
+def chosen_command(argv: list[str]) -> str:
+    """The subcommand named on the command line ('' when none is): the first non-option word."""
+    return next((word for word in argv if not word.startswith("-")), "")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(chosen_command(argv)).parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        handler = (
-            getattr(args, "handler", None)
-            or importlib.import_module(f"harness.cli.{args.command}").run
-        )
+        handler = getattr(args, "handler", None) or sys.modules[f"harness.cli.{args.command}"].run
         return int(handler(args) or 0)
     except StateActError as exc:
-        print(f"stateact: error: {exc}", file=sys.stderr)
+        print(f"stateact: error: {visible(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("stateact: interrupted", file=sys.stderr)
@@ -48,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("STATEACT_DEBUG"):
             raise
         print(
-            f"stateact: internal error: {type(exc).__name__}: {exc} "
+            f"stateact: internal error: {type(exc).__name__}: {visible(exc)} "
             "(set STATEACT_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )

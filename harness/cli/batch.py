@@ -6,7 +6,12 @@ import sys
 from collections import Counter
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from harness.apps.batch import SUMMARY_NAME, expand_inputs, run_batch
+from harness.kernel.display import visible
+from harness.models import make_model
 
 from .run import add_run_options, build_config
 
@@ -40,9 +45,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from harness.batch import SUMMARY_NAME, expand_inputs, run_batch
-    from harness.models import make_model
-
     files = expand_inputs(args.files)  # bad patterns fail before anything starts
     config = build_config(args)
     make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
@@ -91,7 +93,7 @@ class BatchProgress:
     def advance(self, row: dict) -> None:
         self.passed += row["gate_passed"] is True
         if self.bar:
-            name = row["file"].rsplit("/", 1)[-1]
+            name = escape(visible(row["file"].rsplit("/", 1)[-1]))
             self.bar.update(
                 self.task,
                 advance=1,

@@ -7,7 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
+from tasks.evaluate import evaluate
+from tasks.getters import RootDirSource
+from tasks.schema import load_task
+from tasks.support import check_references
+
+from .run import add_host_paths_option
 
 
 def register(subparsers) -> None:
@@ -29,6 +35,7 @@ def register(subparsers) -> None:
         default=None,
         help="the agent's last action (FAIL declares the task infeasible)",
     )
+    add_host_paths_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -44,18 +51,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check(args: argparse.Namespace) -> dict:
-    # Imported here so that `stateact --help` stays fast (the metrics pull in pandas and friends).
-    from tasks.evaluate import evaluate
-    from tasks.getters import RootDirSource
-    from tasks.schema import load_task
-
     task = load_task(args.task)
+    task.allow_host_paths = bool(getattr(args, "allow_host_paths", False))
     root = Path(args.root)
     if not root.is_dir():
         raise StateActError(f"--root {root} is not a folder")
     cache = Path(args.cache) if getattr(args, "cache", None) else None
     if cache is not None and not cache.is_dir():
         raise StateActError(f"--cache {cache} is not a folder")
+    check_references(task, cache)
     work_dir = Path(args.work_dir) if getattr(args, "work_dir", None) else None
     if work_dir is not None:
         work_dir.mkdir(parents=True, exist_ok=True)

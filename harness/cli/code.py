@@ -6,7 +6,10 @@ import sys
 import time
 from pathlib import Path
 
-from harness.core import StateActError
+from harness.apps.coding import run_code, sandbox_name, summary_json
+from harness.kernel.core import StateActError
+from harness.kernel.display import visible
+from harness.models import make_model
 
 from .progress import TurnProgress
 from .run import add_run_options, build_config
@@ -34,9 +37,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from harness.coding import run_code, sandbox_name, summary_json
-    from harness.models import make_model
-
     repo = Path(args.repo).expanduser()
     if not repo.is_dir():
         raise StateActError(f"the repository path {repo} does not exist or is not a folder.")
@@ -68,6 +68,10 @@ def run(args) -> int:
         if summary.applied:
             print(f"applied to {summary.repo}")
     if summary.error:
-        print(f"stateact: {summary.status}: {summary.error}", file=sys.stderr)
+        print(f"stateact: {summary.status}: {visible(summary.error)}", file=sys.stderr)
     print(f"run directory: {out}", file=sys.stderr)
-    return 0 if summary.gate_passed else 1
+    return (
+        0
+        if summary.gate_passed and (summary.applied or not args.apply or summary.patch is None)
+        else 1
+    )

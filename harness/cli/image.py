@@ -8,7 +8,7 @@ import time
 from rich.console import Console
 from rich.table import Table
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from sandboxes.images.build import (
     IMAGE_NAMES,
     build_image,

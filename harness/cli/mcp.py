@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from harness.core import require_one_of
+from harness.apps.mcp_server import IMAGES, ServerSettings, serve
+from harness.kernel.core import StateActError, require_one_of
+from harness.models import ModelConfig, endpoint_provider, make_model
 from sandboxes import BACKENDS
 
 
@@ -33,16 +35,31 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--memory-mb", type=int, default=4096, help="memory limit per sandbox (default 4096)"
     )
+    parser.add_argument(
+        "--network", action="store_true", help="let clients ask for sandboxes with a network"
+    )
+    parser.add_argument(
+        "--max-sandboxes",
+        type=int,
+        default=4,
+        help="live sandboxes the server holds at once (default 4)",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args) -> int:
-    from harness.mcp_server import IMAGES, ServerSettings, serve
-    from harness.models import ModelConfig, make_model
-
     require_one_of("sandbox backend", args.sandbox, BACKENDS)
     require_one_of("image", args.image, IMAGES)
-    options = ModelConfig(base_url=args.base_url, api_key=args.api_key)
+    if args.max_sandboxes < 1:
+        raise StateActError("--max-sandboxes must be at least 1.")
+    if (args.base_url or args.api_key) and not endpoint_provider(args.gate_model):
+        raise StateActError(
+            "--base-url and --api-key belong to the gate model's provider; pass --gate-model "
+            "anthropic/… or openai/… with them."
+        )
+    options = ModelConfig(
+        base_url=args.base_url, api_key=args.api_key, provider=endpoint_provider(args.gate_model)
+    )
     if args.gate_model:
         make_model(
             args.gate_model, options
@@ -53,6 +70,8 @@ def run(args) -> int:
         gate_model=args.gate_model,
         model_options=options,
         memory_mb=args.memory_mb,
+        network=args.network,
+        max_sandboxes=args.max_sandboxes,
     )
     serve(settings)
     return 0

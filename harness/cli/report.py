@@ -6,8 +6,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from harness.core import StateActError
-from harness.records import load_events
+from harness.control.andor_tree import draw_tree
+from harness.kernel.core import StateActError
+from harness.kernel.display import visible
+from harness.kernel.records import load_events
 from harness.tools.plan import MARKS
 
 
@@ -82,14 +84,12 @@ def render(summary: dict) -> str:
         lines.append("  plan:")
         lines += [f"    {MARKS.get(i['status'], '[?]')} {i['text']}" for i in summary["plan"]]
     if summary.get("tree"):  # the `andor` mode's AND/OR tree
-        from harness.control.andor_tree import draw_tree
-
         lines += [f"  {line}" for line in draw_tree(summary["tree"])]
     for round_ in summary["gate_rounds"]:
         verdict = {True: "passed", False: "rejected", None: "inconclusive"}[round_["passed"]]
         lines.append(f"  gate round {round_['round']}: {verdict}")
         lines += [f"    - {gap}" for gap in round_["gaps"]]
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)
 
 
 def run(args) -> int:

@@ -6,9 +6,15 @@ import json
 import sys
 from pathlib import Path
 
-from harness.config import CONTROL_MODES, PRESETS, RunConfig
-from harness.core import StateActError, require_one_of
+from harness.kernel.core import StateActError, require_one_of
+from harness.kernel.display import visible
+from harness.kernel.records import safe_run_name
+from harness.models import endpoint_provider, make_model
+from harness.run.config import CONTROL_MODES, PRESETS, RunConfig
+from harness.runner import run_task
 from sandboxes import BACKENDS
+from tasks.schema import load_task
+from tasks.support import check_references
 
 from .progress import TurnProgress
 
@@ -67,10 +73,19 @@ def add_run_options(parser) -> None:
         default="stateact",
         help=f"control mode: {', '.join(CONTROL_MODES)} (default stateact)",
     )
+    add_host_paths_option(parser)
     parser.add_argument(
         "--task-state",
         action="store_true",
         help="keep a verifier-committed task state with milestone snapshots",
+    )
+
+
+def add_host_paths_option(parser) -> None:
+    parser.add_argument(
+        "--allow-host-paths",
+        action="store_true",
+        help="let task files name host files outside the task's folder and the cache",
     )
 
 
@@ -86,10 +101,12 @@ def build_config(args) -> RunConfig:
         preset=args.preset,
         cache_dir=args.cache,
         control=getattr(args, "control", "stateact"),
+        allow_host_paths=bool(getattr(args, "allow_host_paths", False)),
     )
     config.task_state.enabled = bool(getattr(args, "task_state", False))
     config.model_options.base_url = args.base_url
     config.model_options.api_key = args.api_key
+    config.model_options.provider = endpoint_provider(args.model)
     config.model_options.context_window = args.context_window
     config.gate.model = args.gate_model
     config.sandbox.backend = args.sandbox
@@ -101,14 +118,12 @@ def build_config(args) -> RunConfig:
 
 
 def run(args) -> int:
-    from harness.models import make_model
-    from harness.runner import run_task
-    from tasks.schema import load_task
-
     task = load_task(args.task)
     config = build_config(args)
+    task.allow_host_paths = config.allow_host_paths
+    check_references(task, Path(config.cache_dir) if config.cache_dir else None)
     model = make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
-    out = Path(args.out or Path("runs") / task.id)
+    out = Path(args.out or Path("runs") / safe_run_name(task.id))
     if out.exists() and any(out.iterdir()) and not args.resume:
         raise StateActError(
             f"the run directory {out} is not empty; pass --resume to continue it or choose another --out."
@@ -126,6 +141,6 @@ def run(args) -> int:
         )
     )
     if result.get("error"):
-        print(f"stateact: {result['status']}: {result['error']}", file=sys.stderr)
+        print(f"stateact: {result['status']}: {visible(result['error'])}", file=sys.stderr)
     print(f"run directory: {out}", file=sys.stderr)
     return 0 if result["status"] in OK_STATUSES else 1

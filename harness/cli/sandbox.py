@@ -6,8 +6,9 @@ import argparse
 import subprocess
 import sys
 
-from harness.core import StateActError, require_one_of
+from harness.kernel.core import StateActError, require_one_of
 from sandboxes import BACKENDS, SandboxConfig, open_sandbox
+from sandboxes.docker_backend import docker_client, reap_orphans
 
 BACKEND_HELP = (
     "docker (default): a container with no network and memory/CPU/process limits; "
@@ -75,8 +76,6 @@ def run_shell(args) -> int:
 
 
 def run_reap(args) -> int:
-    from sandboxes.docker_backend import docker_client, reap_orphans
-
     removed = reap_orphans(docker_client())
     print(f"removed {len(removed)} orphaned sandbox object(s)")
     return 0

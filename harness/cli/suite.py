@@ -7,8 +7,14 @@ import os
 import sys
 from pathlib import Path
 
-from harness.core import StateActError
-from harness.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+from harness.apps.suite import discover_tasks, foreign_build_scripts, run_suite, task_domain
+from harness.apps.suite import dry_run as run_dry
+from harness.kernel.core import StateActError
+from harness.kernel.display import visible
+from harness.models import make_model
+from harness.reports.summary import summary_line
+from tasks.schema import load_task
 
 from .run import add_run_options, build_config
 
@@ -47,6 +53,11 @@ def register(subparsers) -> None:
         help="print one JSON line per task (runnable or why not) and stop",
     )
     parser.add_argument(
+        "--build-fixtures",
+        action="store_true",
+        help="with --dry-run, run the build.py of suites that did not ship with StateAct",
+    )
+    parser.add_argument(
         "--demo",
         action="store_true",
         help=f"a small varied slice; model {DEMO_MODEL} with ANTHROPIC_API_KEY, else the oracle",
@@ -57,8 +68,6 @@ def register(subparsers) -> None:
 def run(args) -> int:
     if args.dry_run:
         return dry_run(args)
-    from harness.suite import discover_tasks, run_suite
-    from harness.summary import summary_line
 
     paths = list(args.paths)
     if args.demo:
@@ -81,8 +90,6 @@ def run(args) -> int:
                 f"  ANTHROPIC_API_KEY=… stateact suite {' '.join(args.paths)} --demo --model {DEMO_MODEL} --out runs/demo-model"
             )
     else:
-        from harness.models import make_model
-
         make_model(
             config.model, config.model_options
         )  # a bad spec or a missing key fails before any sandbox
@@ -147,7 +154,10 @@ class SuiteProgress:
         """Called from the suite's worker threads as each task finishes."""
         self.successes += bool(line.get("success"))
         if self.bar:
-            description = f"{self.successes} succeeded · last {line['task_id']}: {line['status']}"
+            from rich.markup import escape
+
+            last = escape(visible(f"{line['task_id']}: {line['status']}"))
+            description = f"{self.successes} succeeded · last {last}"
             self.bar.update(self.task, advance=1, description=description)
             return
         score = line.get("score")
@@ -161,14 +171,11 @@ class SuiteProgress:
 
 
 def say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    print(visible(text, keep_lines=True), file=sys.stderr, flush=True)
 
 
 def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
     """One task per demo domain (calc, writer, os, sqlite, cross-app); with the oracle, one it can solve."""
-    from harness.suite import task_domain
-    from tasks.schema import load_task
-
     chosen: dict[str, tuple[Path, bool]] = {}
     for path in task_paths:
         try:
@@ -189,12 +196,19 @@ def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
 
 
 def dry_run(args) -> int:
-    from harness.suite import dry_run as run_dry
-
     def emit(record: dict) -> None:
         print(json.dumps(record), flush=True)
 
-    counts = run_dry(args.paths, Path(args.cache) if args.cache else None, emit)
+    if not args.build_fixtures:
+        for script in foreign_build_scripts(discover_tasks(args.paths)):
+            say(f"not running {script} (suite code); pass --build-fixtures to build its fixtures.")
+    counts = run_dry(
+        args.paths,
+        Path(args.cache) if args.cache else None,
+        emit,
+        build_fixtures=args.build_fixtures,
+        allow_host_paths=args.allow_host_paths,
+    )
     total = sum(counts.values())
     say(
         f"{total} task(s): "

@@ -8,11 +8,12 @@ returns what `MainAgent.run` would: a `Finished` or `BudgetExceeded`.
 
 from __future__ import annotations
 
-from harness.core import require_one_of
+from gates import build_review
+from harness.kernel.core import require_one_of
 
 from .stateact import StateActHooks
 
-__all__ = ["StateActHooks", "run_control"]
+__all__ = ["StateActHooks", "gate_review", "run_control"]
 
 
 def run_control(context):
@@ -27,7 +28,7 @@ def run_control(context):
         if task_state
         else None
     )
-    review = context.review(on_decision)
+    review = gate_review(context, on_decision)
     context.outcome.status = "running"
     if config.control == "andor":
         from .andor import AndOrController
@@ -38,3 +39,25 @@ def run_control(context):
 
         controller = LstcController(context, review, task_state)
     return controller.run(resume=context.resume, since_event_index=context.since_event_index)
+
+
+def gate_review(context, on_decision=None):
+    """The finish gate's `review` callable for this run (None when the gate is off); each round's
+    verdict is recorded on the run's outcome."""
+
+    def record_verdict(round_number: int, verdict) -> None:
+        context.outcome.gate_rounds = round_number
+        context.outcome.gate_passed = verdict.passed is True
+
+    return build_review(
+        context.task.instruction,
+        context.sandbox,
+        context.config,
+        context.record,
+        context.stats,
+        context.started_at,
+        context.model,
+        context.gate_model,
+        on_decision,
+        on_verdict=record_verdict,
+    )

@@ -16,9 +16,14 @@ import json
 import logging
 from pathlib import Path
 
-from harness.core import BudgetExceeded, Finished, StateActError, ToolError
-from harness.loop import LoopConfig, ToolLoop, check_run_budgets
+from gates.probe_view import run_probe_read_only
+from gates.probes import validate_probe
+from harness.kernel.core import BudgetExceeded, Finished, StateActError, ToolError
+from harness.kernel.loop import LoopConfig, ToolLoop, check_run_budgets
+from harness.kernel.records import load_events
+from harness.kernel.resume import _replay_calls
 from harness.tools import BashTool, EditorTool, PythonTool
+from subagents import ReportTool
 
 from .andor_parse import parse_check, parse_children, parse_expansion, parse_update
 from .andor_tree import Node, Tree, draw_tree
@@ -88,9 +93,6 @@ class AndOrController:
         """Continue the saved tree; the workers' state-changing calls after `since` run again."""
         from types import SimpleNamespace
 
-        from harness.records import load_events
-        from harness.resume import _replay_calls
-
         self.tree = tree
         for node in tree.walk():  # whatever was running when the run stopped runs again
             if node.status in ("entering", "active") and node.kind in (None, "action"):
@@ -111,8 +113,6 @@ class AndOrController:
         self._record("resumed", replayed_calls=replayed, since_event_index=since)
 
     def _worker_tools(self) -> list:
-        from subagents import ReportTool
-
         return [
             BashTool(self.sandbox, session="andor"),
             PythonTool(self.sandbox),
@@ -360,10 +360,9 @@ class AndOrController:
     def _probe(self, node: Node) -> tuple[bool | None, str]:
         if not node.probe:
             return None, ""
-        from gates.probes import run_probe, validate_probe
 
         try:
-            outcome = run_probe(validate_probe(node.probe), self.sandbox)
+            outcome = run_probe_read_only(validate_probe(node.probe), self.sandbox)
         except (ToolError, StateActError, OSError) as exc:
             return None, f"the probe could not run: {exc}"
         return outcome.verdict, outcome.evidence
@@ -414,8 +413,6 @@ class AndOrController:
             return
         probe = request.get("probe")
         if probe is not None:
-            from gates.probes import validate_probe
-
             try:
                 probe = validate_probe(probe).model_dump()
             except ToolError as exc:

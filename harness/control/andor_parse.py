@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from harness.core import ToolError
+from gates.probes import validate_probe
+from harness.kernel.core import ToolError
 
 MAX_CHILDREN = 6
 
 
 def checked_children(items, allow_empty: bool = False) -> list[dict]:
-    from gates.probes import validate_probe
-
     if not isinstance(items, list) or (not items and not allow_empty):
         raise ValueError("`children` must be a non-empty list")
     children = []
@@ -37,8 +36,6 @@ def parse_expansion(value) -> dict:
     if value["type"] == "action":
         probe = value.get("probe")
         if probe is not None:
-            from gates.probes import validate_probe
-
             try:
                 probe = validate_probe(probe).model_dump()
             except ToolError as exc:

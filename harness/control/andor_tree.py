@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.records import write_json_atomic
+from harness.kernel.records import write_json_atomic
 
 STATUSES = ("pending", "entering", "active", "succeeded", "failed", "pruned")
 KINDS = ("and", "or", "action")

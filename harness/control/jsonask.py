@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.core import Model
+from harness.kernel.core import Model
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 RAW_RECORD_CHARS = 4000

@@ -16,10 +16,10 @@ import json
 import logging
 from dataclasses import asdict, dataclass, field
 
-from harness.core import BudgetExceeded, Finished, StateActError, ToolError
-from harness.loop import check_run_budgets
-from harness.records import load_events
-from harness.stall import StallDetector, StallRouter, fingerprint, stop_run
+from harness.control.stall import StallDetector, StallRouter, fingerprint, stop_run
+from harness.kernel.core import BudgetExceeded, Finished, StateActError, ToolError
+from harness.kernel.loop import check_run_budgets
+from harness.kernel.records import load_events
 from harness.tools import PythonTool
 
 from .jsonask import JsonAsker, prompt
@@ -177,6 +177,8 @@ class LstcController:
         signal = self.detector.observe_turn(self._state_key())
         if signal and self.state.status != "stall":
             self._stalled(signal)
+        elif not signal and self.detector.sustained_progress():
+            self.router.calm("files changed over several steps in a row")
         self._record("lstc_step", commitment=commitment, results=results, state=asdict(self.state))
 
     def _route_subgoal(self, subgoal: str) -> None:

@@ -2,36 +2,28 @@
 
 The milestones of a run are listed in `milestones.json` in its run directory and announced by a
 `milestone` event whose position in the trajectory marks which tool calls came after it (only those
-are replayed on resume). Only the newest snapshot is kept. Docker snapshots are committed images owned
-by `run:<run dir>` rather than by this process, so the orphan reaper keeps them through a kill -9
-until the run resumes; when a run writes its result, its snapshots are removed.
+are replayed on resume). Only the newest snapshot is kept. Snapshots are the sandbox's persisted ones
+(`Sandbox.persist`: owned by the run directory rather than by this process, so they survive a kill -9
+until the run resumes); when a run writes its result, its snapshots are removed.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import shutil
 import time
-import uuid
+from dataclasses import asdict
 from pathlib import Path
 
-from harness.records import load_events, write_json_atomic
-from sandboxes import Snapshot
+from harness.kernel.records import load_events, write_json_atomic
+from sandboxes import Snapshot, discard_snapshot, snapshot_exists
 
 log = logging.getLogger(__name__)
 
 MILESTONES_FILE = "milestones.json"
-SNAPSHOT_REPOSITORY = "stateact-milestone"
-
-
-def run_owner(run_dir: Path) -> str:
-    """The owner label of a run's milestone images (never a live process, so never reaped)."""
-    return f"run:{Path(run_dir).resolve()}"
 
 
 def load_milestones(run_dir: Path) -> list[dict]:
-    import json
-
     path = Path(run_dir) / MILESTONES_FILE
     return json.loads(path.read_text()) if path.exists() else []
 
@@ -42,57 +34,14 @@ def last_milestone(run_dir: Path) -> dict | None:
         if (
             not milestone.get("discarded")
             and not milestone.get("superseded")
-            and _snapshot_exists(milestone["snapshot"])
+            and snapshot_exists(snapshot_of(milestone))
         ):
             return milestone
     return None
 
 
 def snapshot_of(milestone: dict | None) -> Snapshot | None:
-    if milestone is None:
-        return None
-    data = milestone["snapshot"]
-    return Snapshot(backend=data["backend"], ref=data["ref"], created_at=data["created_at"])
-
-
-def take_snapshot(sandbox, run_dir: Path, number: int) -> Snapshot:
-    """Freeze `sandbox` for the run in `run_dir`, surviving this process."""
-    if sandbox.backend == "docker":
-        from sandboxes.docker_backend import LABEL, OWNER_LABEL
-
-        image = sandbox.container.commit(
-            repository=SNAPSHOT_REPOSITORY,
-            tag=uuid.uuid4().hex[:12],
-            conf={"Labels": {LABEL: "1", OWNER_LABEL: run_owner(run_dir)}},
-        )
-        return Snapshot(backend="docker", ref=image.id, created_at=time.time())
-    snapshot = sandbox.snapshot()
-    # The local backend's snapshot is a temporary folder; keep it with the run instead.
-    target = Path(run_dir) / "milestones" / str(number)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(snapshot.ref, target)
-    return Snapshot(
-        backend=snapshot.backend, ref=str(target.resolve()), created_at=snapshot.created_at
-    )
-
-
-def discard_snapshot(data: dict) -> bool:
-    """Remove one snapshot; False when it must wait (a docker image a newer snapshot was built on)."""
-    if data["backend"] != "docker":
-        shutil.rmtree(data["ref"], ignore_errors=True)
-        return True
-    from docker.errors import APIError, NotFound
-
-    from sandboxes.docker_backend import docker_client
-
-    try:
-        docker_client().images.remove(data["ref"], force=True)
-    except NotFound:
-        pass
-    except APIError as exc:
-        log.info("milestone image %s kept for now: %s", data["ref"][:19], exc)
-        return False
-    return True
+    return Snapshot(**milestone["snapshot"]) if milestone is not None else None
 
 
 def discard_milestones(run_dir: Path) -> int:
@@ -105,7 +54,7 @@ def discard_milestones(run_dir: Path) -> int:
         if milestone.get("discarded"):
             continue
         try:
-            milestone["discarded"] = discard_snapshot(milestone["snapshot"])
+            milestone["discarded"] = discard_snapshot(snapshot_of(milestone))
         except Exception as exc:  # cleanup goes on; the reaper cannot see run-owned images
             log.warning(
                 "could not remove milestone snapshot %s: %s", milestone["snapshot"]["ref"], exc
@@ -115,20 +64,6 @@ def discard_milestones(run_dir: Path) -> int:
     if milestones:
         write_json_atomic(Path(run_dir) / MILESTONES_FILE, milestones)
     return removed
-
-
-def _snapshot_exists(data: dict) -> bool:
-    if data["backend"] != "docker":
-        return Path(data["ref"]).is_dir()
-    from docker.errors import ImageNotFound
-
-    from sandboxes.docker_backend import docker_client
-
-    try:
-        docker_client().images.get(data["ref"])
-    except ImageNotFound:
-        return False
-    return True
 
 
 class MilestoneKeeper:
@@ -142,23 +77,19 @@ class MilestoneKeeper:
 
     def __call__(self, verified: list) -> None:
         number = len(self.milestones) + 1
-        snapshot = take_snapshot(self.sandbox, self.record.dir, number)
+        snapshot = self.sandbox.persist(self.record.dir, f"milestone-{number}")
         milestone = {
             "number": number,
             "event_index": len(load_events(self.record.dir)),
             "requirements": [r.id for r in verified],
-            "snapshot": {
-                "backend": snapshot.backend,
-                "ref": snapshot.ref,
-                "created_at": snapshot.created_at,
-            },
+            "snapshot": asdict(snapshot),
             "started_at": self.started_at,
             "time": time.time(),
         }
         for older in self.milestones:  # only the newest is ever resumed from
             if not older.get("discarded") and not older.get("superseded"):
                 older["superseded"] = True
-                older["discarded"] = discard_snapshot(older["snapshot"])
+                older["discarded"] = discard_snapshot(snapshot_of(older))
         self.milestones.append(milestone)
         write_json_atomic(self.record.dir / MILESTONES_FILE, self.milestones)
         self.record.append("milestone", agent="harness", **milestone)

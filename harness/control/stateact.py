@@ -1,15 +1,16 @@
 """What the default (`stateact`) mode adds around the main agent: the verifier-committed task state with
 its milestones and boundary checks, and the stall watch. The runner builds one `StateActHooks` and
-wires its parts into the gate, the main agent's context notes and its `delegate` tool."""
+wires its parts into the gate, the main agent's loop hooks and its `delegate` tool."""
 
 from __future__ import annotations
 
 import inspect
 import logging
 
-from harness.core import Tool, ToolError, ToolResult, ToolSpec
-from harness.stall import MainAgentStallWatch
-from harness.task_state import TaskState
+from harness.control.stall import MainAgentStallWatch
+from harness.control.task_state import TaskState
+from harness.kernel.core import Tool, ToolError, ToolResult, ToolSpec
+from harness.kernel.loop import LoopHook, NoteHook
 
 from .milestones import MilestoneKeeper
 
@@ -81,7 +82,7 @@ class StateActHooks:
         )
         self.instruction = context.task.instruction
         if self.task_state is not None and self.stall is not None:
-            self.task_state.listeners.append(lambda verified: self.stall.detector.progressed())
+            self.task_state.listeners.append(lambda verified: self.stall.progressed())
 
     def on_decision(self, decision, probes: list[dict]) -> list[str]:
         """The gate's callback: the task state applies the decision; the stall watch hears rejections."""
@@ -91,12 +92,14 @@ class StateActHooks:
             else []
         )
         if self.stall is not None and (decision.passed is not True or gaps):
-            self.stall.gate_rejected([*decision.gaps, *gaps])
+            self.stall.gate_rejected([*decision.gap_texts, *gaps])
         return gaps
 
     @property
-    def context_notes(self) -> list:
-        return [note for note in (self.task_state, self.stall) if note is not None]
+    def loop_hooks(self) -> list[LoopHook]:
+        """The main agent's loop hooks: the task state's note, then the stall watch."""
+        hooks: list[LoopHook] = [NoteHook(self.task_state.render)] if self.task_state else []
+        return hooks + ([self.stall] if self.stall is not None else [])
 
     def wrap_delegate(self, delegate: Tool | None) -> Tool | None:
         if (

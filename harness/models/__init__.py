@@ -6,9 +6,12 @@ Specs: `anthropic/<model>` (official SDK), `openai/<model>` (any OpenAI-compatib
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import os
 
-from harness.core import Model, StateActError
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from harness.kernel import secrets
+from harness.kernel.core import Model, StateActError
 
 
 class ModelConfig(BaseModel):
@@ -22,8 +25,11 @@ class ModelConfig(BaseModel):
     """Sampling temperature; None leaves the provider's default."""
     base_url: str | None = None
     """API endpoint; None uses ANTHROPIC_BASE_URL / OPENAI_BASE_URL or the provider's default."""
-    api_key: str | None = None
-    """API key; None uses ANTHROPIC_API_KEY / OPENAI_API_KEY."""
+    api_key: str | None = Field(None, exclude=True)
+    """API key; None uses ANTHROPIC_API_KEY / OPENAI_API_KEY. Never written to a run record."""
+    provider: str | None = None
+    """The provider `base_url`, `api_key` and `extra_headers` are for (the main model's); a model
+    of another provider uses its own environment variables instead. None: any provider."""
     context_window: int | None = Field(None, gt=0)
     """Tokens the model can read; None means the model's known window."""
     max_retries: int = Field(6, ge=0)
@@ -35,7 +41,27 @@ class ModelConfig(BaseModel):
     thinking_budget: int | None = Field(None, gt=0)
     """Extended-thinking token budget (Anthropic); None turns thinking off."""
     extra_headers: dict[str, str] = Field(default_factory=dict)
-    """HTTP headers added to every request."""
+    """HTTP headers added to every request (auth-like values are [redacted] in run records)."""
+
+    @field_serializer("extra_headers")
+    def _hide_auth_headers(self, headers: dict[str, str]) -> dict[str, str]:
+        return secrets.redact_headers(headers)
+
+    def for_provider(self, provider: str) -> ModelConfig:
+        """These settings as a model of `provider` gets them: endpoint settings stay with their own."""
+        if self.provider in (None, provider):
+            return self
+        return self.model_copy(update={"base_url": None, "api_key": None, "extra_headers": {}})
+
+
+ENDPOINT_PROVIDERS = ("anthropic", "openai")
+KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+
+def endpoint_provider(spec: str | None) -> str | None:
+    """The provider of `spec` when it calls an API endpoint (anthropic, openai), else None."""
+    provider = (spec or "").partition("/")[0].strip().lower()
+    return provider if provider in ENDPOINT_PROVIDERS else None
 
 
 PROVIDERS = ("anthropic", "openai", "script", "replay")
@@ -51,6 +77,10 @@ def make_model(spec: str, config: ModelConfig | None = None) -> Model:
         raise StateActError(
             f"invalid model spec {spec!r}; use PROVIDER/NAME, for example anthropic/claude-sonnet-4-5"
         )
+    if provider in ENDPOINT_PROVIDERS:
+        config = config.for_provider(provider)
+        secrets.remember(config.api_key or os.environ.get(KEY_VARIABLES[provider]))
+        secrets.remember_headers(config.extra_headers)
     if provider == "anthropic":
         from harness.models.anthropic_model import AnthropicModel
 
@@ -73,4 +103,4 @@ def make_model(spec: str, config: ModelConfig | None = None) -> Model:
     raise StateActError(f"unknown model provider {provider!r}; use one of {', '.join(PROVIDERS)}")
 
 
-__all__ = ["ModelConfig", "make_model", "PROVIDERS"]
+__all__ = ["ModelConfig", "endpoint_provider", "make_model", "PROVIDERS"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from harness.core import StateActError, Usage
+from harness.kernel.core import StateActError, Usage
 
 CACHE_WRITE_5M_FACTOR = 1.25
 CACHE_WRITE_1H_FACTOR = 2.0

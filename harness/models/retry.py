@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 log = logging.getLogger(__name__)
 

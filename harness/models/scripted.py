@@ -13,7 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.core import BudgetExceeded, ModelReply, StateActError, ToolSpec, Usage
+from harness.kernel.context import compaction_prompt
+from harness.kernel.core import BudgetExceeded, ModelReply, StateActError, ToolSpec, Usage
 
 Turn = dict | Callable[[str, list[dict], list[ToolSpec]], dict]
 DEFAULT_CONTEXT_WINDOW = 200_000
@@ -86,6 +87,9 @@ class ScriptedModel:
         return cls(load_script(path), name=f"script/{Path(path).name}")
 
     def complete(self, system: str, messages: list[dict], tools: list[ToolSpec]) -> ModelReply:
+        if system == compaction_prompt():  # a script has no turns for compaction summaries
+            return _extractive_summary(system, messages)
+        self.position = continued_position(self.position, messages, len(self.turns))
         if self.position >= len(self.turns):
             raise BudgetExceeded(
                 "script_exhausted", f"the script has no turn left after {len(self.turns)} turns"
@@ -123,13 +127,13 @@ class ScriptedModel:
     def count_tokens(self, system: str, messages: list[dict], tools: list[ToolSpec]) -> int | None:
         return estimate_tokens(system, messages)
 
-    def fast_forward(self, turns: int) -> None:
-        """Skip the turns a resumed run already played."""
-        self.position = min(len(self.turns), self.position + turns)
 
-    def summarize(self, system: str, messages: list[dict]) -> ModelReply:
-        """Compaction summaries without spending a scripted turn (see `harness.context`)."""
-        return _extractive_summary(system, messages)
+def continued_position(position: int, messages: list[dict], length: int) -> int:
+    """Where a script goes on: a first request whose history already holds assistant turns (a
+    resumed run) continues after them rather than replaying them."""
+    if position:
+        return position
+    return min(length, sum(1 for message in messages if message["role"] == "assistant"))
 
 
 def _extractive_summary(system: str, messages: list[dict]) -> ModelReply:
@@ -190,11 +194,8 @@ class ReplayModel:
         media = "image/jpeg" if image_path.suffix.lower() in (".jpg", ".jpeg") else "image/png"
         return {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
 
-    def fast_forward(self, turns: int) -> None:
-        """Skip the turns a resumed run already played."""
-        self.position = min(len(self.turns), self.position + turns)
-
     def complete(self, system: str, messages: list[dict], tools: list[ToolSpec]) -> ModelReply:
+        self.position = continued_position(self.position, messages, len(self.turns))
         if self.position >= len(self.turns):
             raise BudgetExceeded(
                 "script_exhausted",

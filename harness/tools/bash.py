@@ -1,10 +1,20 @@
-"""`bash`: a persistent shell in the sandbox (Anthropic's bash tool semantics)."""
+"""`bash`: a persistent shell in the sandbox (Anthropic's bash tool semantics).
+
+What the model reads follows Anthropic's reference bash tool (the computer-use demo's) where that
+is sound: a restart answers "tool has been restarted.", a call without a command is the error
+"no command provided.", and a timeout is an error that starts "timed out: bash has not returned
+in N seconds". Unlike the reference, the timed-out command is interrupted and the shell stays
+usable, its partial output is shown, and every result ends with its exit code and cwd
+(docs/editor.md lists the differences).
+"""
 
 from __future__ import annotations
 
-from harness.core import ToolResult, ToolSpec
+from harness.kernel.core import ToolResult, ToolSpec
 
 DEFAULT_TIMEOUT_S = 180.0
+RESTARTED = "tool has been restarted."
+NO_COMMAND = "no command provided."
 
 
 class BashTool:
@@ -40,17 +50,18 @@ class BashTool:
     ) -> ToolResult:
         if restart:
             self.sandbox.call("bash.restart", session=self.session)
-            return ToolResult(output="The shell was restarted.")
+            return ToolResult(output=RESTARTED)
         if not command or not command.strip():
-            return ToolResult(error="Give a `command` to run (or `restart: true`).")
+            return ToolResult(error=NO_COMMAND)
         result = self.sandbox.call(
             "bash.run",
             command=command,
             session=self.session,
             timeout=float(timeout or self.timeout_s),
         )
-        footer = f"[exit code: {result['exit_code']}, cwd: {result['cwd']}]"
-        if result.get("timed_out"):
-            footer = f"[timed out; cwd: {result['cwd']}]"
         output = result["output"].rstrip("\n")
+        if result.get("timed_out"):
+            # The toolbox ends the output with the "timed out: ..." sentence.
+            return ToolResult(error=f"{output}\n[cwd: {result['cwd']}]")
+        footer = f"[exit code: {result['exit_code']}, cwd: {result['cwd']}]"
         return ToolResult(output=f"{output}\n{footer}" if output else footer)

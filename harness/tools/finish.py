@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.core import Finished, ToolError, ToolResult, ToolSpec
+from harness.kernel.core import Finished, ToolError, ToolResult, ToolSpec
 
 MIN_STEPS_BEFORE_FINISH = 3
 

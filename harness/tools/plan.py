@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.core import ToolError, ToolResult, ToolSpec
+from harness.kernel.core import ToolError, ToolResult, ToolSpec
 
 STATUSES = ("pending", "in_progress", "done", "blocked")
 MARKS = {"pending": "[ ]", "in_progress": "[~]", "done": "[x]", "blocked": "[!]"}

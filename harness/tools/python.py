@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.core import ToolResult, ToolSpec
+from harness.kernel.core import ToolResult, ToolSpec
 
 DEFAULT_TIMEOUT_S = 180.0
 

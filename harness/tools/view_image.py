@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from harness.core import ToolResult, ToolSpec
+from harness.kernel.core import ToolResult, ToolSpec
 
 
 class ViewImageTool:

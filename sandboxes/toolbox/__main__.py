@@ -1,6 +1,8 @@
-"""Entry point: `python3 -m toolbox` serves JSON lines on stdin/stdout until EOF."""
+"""Entry point: `python3 -m toolbox [--observer]` serves JSON lines on stdin/stdout until EOF."""
+
+import sys
 
 from .server import main
 
 if __name__ == "__main__":
-    main()
+    main(observer="--observer" in sys.argv[1:])

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import pexpect
 
+from .observer import observer_env
 from .output import BoundedOutput
 
 READ_CHUNK = 65536
@@ -67,8 +68,11 @@ class ShellExited(Exception):
     """The shell's pty closed: it exited or was killed."""
 
 
-def child_environment() -> dict[str, str]:
-    """The environment for processes the toolbox starts: its own, minus its import path, plus no pagers."""
+def child_environment(observer: bool = False) -> dict[str, str]:
+    """The environment for processes the toolbox starts: its own, minus its import path, plus no
+    pagers; an observer's is the fixed one of `observer.observer_env`."""
+    if observer:
+        return observer_env(os.environ)
     env = dict(os.environ)
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     paths = [
@@ -88,8 +92,9 @@ def child_environment() -> dict[str, str]:
 class BashSession:
     """One persistent interactive bash; `run` executes a command and waits for its sentinel."""
 
-    def __init__(self, name: str, workdir: str):
+    def __init__(self, name: str, workdir: str, observer: bool = False):
         self.name = name
+        self.observer = observer
         self._workdir = workdir
         self._token = secrets.token_hex(6)
         self._end_prefix = f"__SA{self._token}_E_".encode()
@@ -112,7 +117,7 @@ class BashSession:
             "/bin/bash",
             ["--noprofile", "--norc", "--noediting", "-i"],
             echo=False,
-            env=child_environment(),
+            env=child_environment(self.observer),
             cwd=start_dir,
             dimensions=(50, 250),
             encoding=None,
@@ -229,15 +234,21 @@ class BashSession:
         self.child = None
         self._pending_note = "[the previous bash session exited; "
         output, cut = collector.finish()
-        message = "\n[bash exited; the next command starts a fresh session]"
+        message = (
+            f"\nbash has exited with returncode {status}; the next command starts a fresh session."
+        )
         return BashResult(note + output + message, status, self.cwd, False, cut)
 
     def _after_timeout(self, collector: BoundedOutput, timeout: float, note: str) -> BashResult:
         """Interrupt the running command, escalating until the shell answers again, and report it."""
         how = self._interrupt_until_prompt(collector)
         output, cut = collector.finish()
-        message = f"\n[command timed out after {timeout:g} s and {how}]"
-        return BashResult(note + output + message, None, self.cwd, True, cut)
+        # Worded as Anthropic's reference bash tool words it, then what happened instead of
+        # "must be restarted": the shell was brought back.
+        message = f"timed out: bash has not returned in {float(timeout)} seconds; {how}."
+        # Ctrl-C leaves blank lines behind; the sentence goes right under the partial output.
+        text = note + output.rstrip("\n")
+        return BashResult(f"{text}\n{message}" if text else message, None, self.cwd, True, cut)
 
     def _interrupt_until_prompt(self, collector: BoundedOutput) -> str:
         try:
@@ -247,18 +258,21 @@ class BashSession:
                 end = self._read_until_end(collector, time.monotonic() + wait)
                 if end is not None:
                     self.cwd = end[1]
-                    return "was interrupted"
+                    return "the command was interrupted (Ctrl-C) and the shell is ready again"
             group = os.tcgetpgrp(self.child.child_fd)
             if group != os.getpgid(self.child.pid):
                 os.killpg(group, signal.SIGKILL)
                 end = self._read_until_end(collector, time.monotonic() + INTERRUPT_WAIT_S)
                 if end is not None:
                     self.cwd = end[1]
-                    return "its process group was killed after Ctrl-C did not stop it"
+                    return (
+                        "Ctrl-C did not stop the command, so its process group was killed; "
+                        "the shell is ready again"
+                    )
         except (ShellExited, OSError):
             pass
         self.restart()
-        return f"the shell did not respond to Ctrl-C, so the session was restarted in {self.cwd}"
+        return f"the shell did not answer Ctrl-C, so it was restarted in {self.cwd}"
 
     # -- reading the pty -----------------------------------------------------------------------
     def _read_chunk(self, deadline: float) -> bytes | None:

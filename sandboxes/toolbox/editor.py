@@ -1,35 +1,57 @@
 """A file editor with the semantics of Anthropic's `str_replace_based_edit_tool`.
 
 Commands: view, create, str_replace, insert, undo_edit. Paths must be absolute; every edit keeps the
-previous content in memory so `undo_edit` can restore it. Files are read and written as UTF-8 with
-their line endings and tabs untouched.
+previous content in memory so `undo_edit` can restore it. Views and matching follow Anthropic's
+reference editor (see `editor_text` and docs/editor.md); files are written back with their own
+line ends and tabs, and only the edited text changes.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import PurePosixPath
 
+from .editor_text import (
+    TAB_INDENTED,
+    TabMatch,
+    indent_with_tabs,
+    numbered_view,
+    occurrence_lines,
+    replace_tabs_as_spaces,
+)
 from .errors import BadRequest, ToolError
 
-MAX_VIEW_CHARS = 16000
 SNIPPET_CONTEXT = 4
 MAX_DIR_ENTRIES = 1000
 MAX_EDIT_BYTES = 20_000_000
 COMMANDS = ("view", "create", "str_replace", "insert", "undo_edit")
-
-
-def numbered(lines: list[str], first_number: int) -> str:
-    """Lines in `cat -n` style: the number right-aligned in 6 columns, then a tab."""
-    return "\n".join(f"{n:6}\t{line}" for n, line in enumerate(lines, start=first_number))
+REVIEW = "Review the changes and make sure they are as expected. Edit the file again if necessary."
+REVIEW_INSERT = (
+    "Review the changes and make sure they are as expected (correct indentation, no duplicate "
+    "lines, etc). Edit the file again if necessary."
+)
 
 
 def split_lines(text: str) -> list[str]:
-    """The file's lines without their terminators; a final newline does not start an extra line."""
-    if not text:
-        return []
+    """Lines of inserted text: a final newline ends the last line, it adds no empty line."""
     lines = text.split("\n")
-    return lines[:-1] if text.endswith("\n") else lines
+    return lines[:-1] if len(lines) > 1 and text.endswith("\n") else lines
+
+
+class LineEnds:
+    """A file's text with CRLF line ends read as LF, and written back the way the file had them."""
+
+    def __init__(self, text: str):
+        self.crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
+        self.text = text.replace("\r\n", "\n") if self.crlf else text
+
+    def restore(self, text: str) -> str:
+        return text.replace("\n", "\r\n") if self.crlf else text
+
+    def model(self, text: str) -> str:
+        """Text the model sent, in the form `self.text` uses."""
+        return text.replace("\r\n", "\n") if self.crlf else text
 
 
 class Editor:
@@ -47,40 +69,35 @@ class Editor:
         if not os.path.isabs(path):
             suggestion = os.path.join(self._cwd(), path)
             raise ToolError(
-                f"The path {path} is not an absolute path; it should start with `/`. Maybe you meant {suggestion}?"
+                f"The path {path} is not an absolute path; it should start with `/`. "
+                f"Maybe you meant {suggestion}?"
             )
-        path = os.path.normpath(path)
+        # Like the reference: tidy the spelling (`//`, `/./`, a trailing /), leave `..` to the OS.
+        path = str(PurePosixPath(path))
         return getattr(self, f"_{command}")(path, **params)
 
     # -- commands ------------------------------------------------------------------------------
     def _view(self, path: str, view_range: list[int] | None = None, **_) -> str:
         if os.path.isdir(path):
-            if view_range is not None:
-                raise ToolError("view_range is not allowed when path is a directory.")
+            if view_range:
+                raise ToolError(
+                    "The `view_range` parameter is not allowed when `path` points to a directory."
+                )
             return self._view_directory(path)
-        text = self._read(path)
-        lines = split_lines(text)
-        start, end = 1, len(lines)
-        if view_range is not None:
-            start, end = self._check_range(view_range, len(lines))
-        shown = numbered(lines[start - 1 : end], start)
-        header = f"Here's the result of running `cat -n` on {path}:\n"
-        if len(shown) > MAX_VIEW_CHARS:
-            shown = shown[:MAX_VIEW_CHARS].rsplit("\n", 1)[0]
-            last = start + shown.count("\n")
-            shown += (
-                f"\n[output clipped after line {last} of {len(lines)}; view the rest with view_range "
-                f"[{last + 1}, ...] or search it with `grep -n PATTERN {path}`]"
-            )
-        return header + shown + "\n"
+        text = self._read(path).replace("\r\n", "\n")
+        if not view_range:
+            return numbered_view(text, path)
+        lines = text.split("\n")
+        start, end = self._check_range(view_range, len(lines))
+        return numbered_view("\n".join(lines[start - 1 : end]), path, start)
 
     def _create(self, path: str, file_text: str | None = None, **_) -> str:
         if file_text is None:
             raise BadRequest("param `file_text` is required for command create.")
         if os.path.exists(path):
             raise ToolError(
-                f"File already exists at {path}; `create` never overwrites. Use str_replace to edit it, "
-                "or remove it first."
+                f"File already exists at: {path}. Cannot overwrite files using command `create`; "
+                "use str_replace to edit it, or remove it first."
             )
         parent = os.path.dirname(path)
         try:
@@ -88,7 +105,7 @@ class Editor:
         except OSError as exc:
             raise ToolError(f"Cannot create the directory {parent}: {exc.strerror}.") from exc
         self._write(path, file_text, previous=None)
-        return f"File created successfully at {path}."
+        return f"File created successfully at: {path}"
 
     def _str_replace(
         self, path: str, old_str: str | None = None, new_str: str | None = None, **_
@@ -99,28 +116,45 @@ class Editor:
             raise ToolError(
                 "old_str is empty; give the exact text to replace (use insert to add new lines)."
             )
-        new_str = new_str or ""
-        shown_old = old_str
-        text = self._read(path)
-        if "\r\n" in text and "\r\n" not in old_str:
-            # The file uses CRLF line ends; match the model's \n-only text against them.
-            old_str, new_str = old_str.replace("\n", "\r\n"), new_str.replace("\n", "\r\n")
-        count = text.count(old_str)
-        if count == 0:
-            raise ToolError(
-                f"No replacement was performed, old_str `{shown_old}` did not appear verbatim in {path}."
-            )
-        if count > 1:
-            lines = self._occurrence_lines(text, old_str)
-            raise ToolError(
-                f"No replacement was performed. Multiple occurrences of old_str `{shown_old}` in lines "
-                f"{lines}. Please ensure it is unique."
-            )
-        start_line = text[: text.index(old_str)].count("\n") + 1
-        new_text = text.replace(old_str, new_str)
-        self._write(path, new_text, previous=text)
-        edited_lines = new_str.count("\n") + 1
-        return self._edited(path, new_text, start_line, start_line + edited_lines - 1)
+        original = self._read(path)
+        ends = LineEnds(original)
+        text, old, new = ends.text, ends.model(old_str), ends.model(new_str or "")
+        if "\r\n" in text and "\n" in old and "\r\n" not in old and old not in text:
+            # A file mixing CRLF and LF lines: the view showed its CRLF lines as plain lines.
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        count = text.count(old)
+        # old_str with a tab was written from the raw file: it matches verbatim when it can. Without
+        # one it may come from a view, which shows tabs as spaces: match it the way the view reads.
+        verbatim = count > 0 if "\t" in old else "\t" not in text
+        if verbatim and count == 1:
+            start = text.index(old)
+            new_text = text.replace(old, new)
+        elif verbatim and count > 1:
+            raise self._not_unique(old_str, occurrence_lines(text, old))
+        else:
+            match: TabMatch = replace_tabs_as_spaces(text, old, new)
+            if match.count == 0:
+                raise ToolError(
+                    f"No replacement was performed, old_str `{old_str}` did not appear verbatim "
+                    f"in {path}."
+                )
+            if match.count > 1:
+                raise self._not_unique(old_str, match.lines)
+            start, new_text = match.start, match.new_text
+        self._write(path, ends.restore(new_text), previous=original)
+        first = text.count("\n", 0, start)
+        lines = new_text.split("\n")
+        low = max(0, first - SNIPPET_CONTEXT)
+        high = first + SNIPPET_CONTEXT + new.count("\n")
+        snippet = numbered_view("\n".join(lines[low : high + 1]), f"a snippet of {path}", low + 1)
+        return f"The file {path} has been edited. {snippet}{REVIEW}"
+
+    @staticmethod
+    def _not_unique(old_str: str, lines: list[int]) -> ToolError:
+        return ToolError(
+            f"No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines "
+            f"{lines}. Please ensure it is unique."
+        )
 
     def _insert(
         self,
@@ -135,22 +169,30 @@ class Editor:
         text_to_insert = insert_text if insert_text is not None else new_str
         if text_to_insert is None:
             raise BadRequest("param `insert_text` (or `new_str`) is required for command insert.")
-        text = self._read(path)
-        lines = split_lines(text)
+        original = self._read(path)
+        ends = LineEnds(original)
+        lines = ends.text.split("\n")
         if not 0 <= insert_line <= len(lines):
             raise ToolError(
-                f"Invalid insert_line {insert_line}: it must be between 0 and {len(lines)}, the number of "
-                f"lines in {path} (0 inserts at the top)."
+                f"Invalid `insert_line` parameter: {insert_line}. It should be within the range "
+                f"of lines of the file: [0, {len(lines)}] (0 inserts at the top)."
             )
-        newline = "\r\n" if "\r\n" in text else "\n"
-        inserted = split_lines(text_to_insert.replace("\r\n", "\n")) or [""]
-        if newline == "\r\n":
-            lines = [line.removesuffix("\r") for line in lines]
+        inserted = split_lines(ends.model(text_to_insert).replace("\r\n", "\n"))
+        nearby = "\n".join(lines[max(0, insert_line - 50) : insert_line + 50])
+        if TAB_INDENTED.search(nearby):
+            # The view showed the file's tab indentation as spaces; write the new lines' with tabs.
+            inserted = indent_with_tabs("\n".join(inserted), keep_first=False).split("\n")
         new_lines = lines[:insert_line] + inserted + lines[insert_line:]
-        ends_open = bool(text) and not text.endswith("\n") and insert_line < len(lines)
-        new_text = newline.join(new_lines) + ("" if ends_open else newline)
-        self._write(path, new_text, previous=text)
-        return self._edited(path, new_text, insert_line + 1, insert_line + len(inserted))
+        if insert_line == len(lines) and lines[-1] == "":
+            # After the empty last line of a file that ends with a newline: keep that newline.
+            new_lines.append("")
+        self._write(path, ends.restore("\n".join(new_lines)), previous=original)
+        low = max(0, insert_line - SNIPPET_CONTEXT)
+        high = insert_line + len(inserted) + SNIPPET_CONTEXT
+        snippet = numbered_view(
+            "\n".join(new_lines[low:high]), "a snippet of the edited file", low + 1
+        )
+        return f"The file {path} has been edited. {snippet}{REVIEW_INSERT}"
 
     def _undo_edit(self, path: str, **_) -> str:
         history = self._history.get(path)
@@ -164,10 +206,8 @@ class Editor:
                 raise ToolError(f"Cannot undo the creation of {path}: {exc.strerror}.") from exc
             return f"Last edit to {path} undone successfully: the file it created was removed."
         self._write(path, previous, previous=None, record=False)
-        lines = split_lines(previous)
-        return f"Last edit to {path} undone successfully. " + self._snippet_text(
-            path, lines, 1, len(lines)
-        )
+        view = numbered_view(previous.replace("\r\n", "\n"), path)
+        return f"Last edit to {path} undone successfully. {view}"
 
     # -- helpers -------------------------------------------------------------------------------
     def _read(self, path: str) -> str:
@@ -209,53 +249,32 @@ class Editor:
 
     @staticmethod
     def _check_range(view_range, line_count: int) -> tuple[int, int]:
+        """[start, end] of a file view; the count includes the empty line after a final newline."""
         if (
             not isinstance(view_range, list)
             or len(view_range) != 2
             or not all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)
         ):
-            raise BadRequest("param `view_range` must be a list of two integers [start, end].")
-        start, end = view_range
-        if not 1 <= start <= max(line_count, 1):
-            raise ToolError(
-                f"Invalid view_range {view_range}: start must be between 1 and {line_count}."
+            raise BadRequest(
+                "Invalid `view_range`. It should be a list of two integers [start, end]."
             )
-        if end == -1:
-            return start, line_count
-        if end < start:
+        start, end = view_range
+        if not 1 <= start <= line_count:
             raise ToolError(
-                f"Invalid view_range {view_range}: end must be >= start, or -1 for the end of the file."
+                f"Invalid `view_range`: {view_range}. Its first element `{start}` should be "
+                f"within the range of lines of the file: [1, {line_count}]"
             )
         if end > line_count:
             raise ToolError(
-                f"Invalid view_range {view_range}: end must be at most {line_count}, the number of lines."
+                f"Invalid `view_range`: {view_range}. Its second element `{end}` should be "
+                f"smaller than the number of lines in the file: `{line_count}`"
             )
-        return start, end
-
-    @staticmethod
-    def _occurrence_lines(text: str, needle: str) -> list[int]:
-        lines, position = [], text.find(needle)
-        while position != -1:
-            lines.append(text.count("\n", 0, position) + 1)
-            position = text.find(needle, position + 1)
-        return lines
-
-    def _edited(self, path: str, new_text: str, first: int, last: int) -> str:
-        lines = split_lines(new_text)
-        start = max(1, first - SNIPPET_CONTEXT)
-        end = min(len(lines), last + SNIPPET_CONTEXT)
-        return (
-            f"The file {path} has been edited. "
-            + self._snippet_text(path, lines, start, end)
-            + "Review the changes and make sure they are as expected. Edit the file again if necessary."
-        )
-
-    @staticmethod
-    def _snippet_text(path: str, lines: list[str], start: int, end: int) -> str:
-        snippet = numbered([line.removesuffix("\r") for line in lines[start - 1 : end]], start)
-        if len(snippet) > MAX_VIEW_CHARS:
-            snippet = snippet[:MAX_VIEW_CHARS] + "\n[snippet clipped]"
-        return f"Here's the result of running `cat -n` on a snippet of {path}:\n{snippet}\n"
+        if end != -1 and end < start:
+            raise ToolError(
+                f"Invalid `view_range`: {view_range}. Its second element `{end}` should be larger "
+                f"or equal than its first `{start}` (or -1 for the end of the file)"
+            )
+        return start, line_count if end == -1 else end
 
     @staticmethod
     def _view_directory(path: str) -> str:
@@ -269,7 +288,11 @@ class Editor:
         entries.sort()
         note = ""
         if len(entries) > MAX_DIR_ENTRIES:
-            note = f"\n[{len(entries) - MAX_DIR_ENTRIES} more entries not shown; use `find` or `ls` in bash]"
+            more = len(entries) - MAX_DIR_ENTRIES
+            note = f"\n[{more} more entries not shown; use `find` or `ls` in bash]"
             entries = entries[:MAX_DIR_ENTRIES]
-        header = f"Here are the files and directories up to 2 levels deep in {path}, excluding hidden items:\n"
+        header = (
+            f"Here's the files and directories up to 2 levels deep in {path}, "
+            "excluding hidden items:\n"
+        )
         return header + "\n".join([path + "/", *entries]) + note + "\n"

@@ -1,4 +1,7 @@
-"""`proc.run`: one command with a timeout, its whole process group killed when the time is up."""
+"""`proc.run`: one command with a timeout, its whole process group killed when the time is up.
+
+It is the harness's own command channel (setup steps, getters, probes), never the agent's, so every
+command runs in the observer flavour (see `observer.py`)."""
 
 from __future__ import annotations
 
@@ -7,17 +10,19 @@ import signal
 import subprocess
 
 from .errors import ToolError
+from .observer import observer_argv, observer_env
 from .output import BoundedOutput
 
 
 def run_process(argv: list[str], timeout: float, max_output: int, cwd: str) -> dict:
     try:
         process = subprocess.Popen(
-            argv,
+            observer_argv(argv),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=cwd if os.path.isdir(cwd) else "/",
+            env=observer_env(os.environ),
             start_new_session=True,
         )
     except OSError as exc:

@@ -27,7 +27,9 @@ INTERRUPT_GRACE_S = 2.0
 class PythonSession:
     """One interpreter; `run` executes a cell in its globals and returns output and traceback."""
 
-    def __init__(self):
+    def __init__(self, observer: bool = False):
+        # An observer's interpreter runs isolated (-I): no cwd, script folder or user site on sys.path.
+        self.observer = observer
         self.process: subprocess.Popen | None = None
         self._pending_note = ""
         self._start()
@@ -37,12 +39,20 @@ class PythonSession:
         self._result_read, result_write = os.pipe()
         home = os.path.expanduser("~")
         self.process = subprocess.Popen(
-            [sys.executable, "-u", "-c", DRIVER_SOURCE, str(request_read), str(result_write)],
+            [
+                sys.executable,
+                *(["-I"] if self.observer else []),
+                "-u",
+                "-c",
+                DRIVER_SOURCE,
+                str(request_read),
+                str(result_write),
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             pass_fds=(request_read, result_write),
-            env=child_environment(),
+            env=child_environment(self.observer),
             cwd=home if os.path.isdir(home) else "/",
             start_new_session=True,
         )

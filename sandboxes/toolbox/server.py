@@ -6,8 +6,13 @@ with T one of ToolError (the model can fix it), BadRequest (malformed request) o
 its traceback goes to stderr). On start the server prints {"ready": true, "pid": ..., "python": ...}.
 Requests run one at a time, in order; EOF on stdin stops all sessions and exits 0.
 
+Sessions come in two flavours: the agent's (its normal environment) and the observer's (`observer:
+true` on bash.*/python.*, or every session of a toolbox started with `--observer`), isolated from
+anything the agent can write (see `observer.py`). `proc.run` always runs as an observer.
+
 Methods: ping, bash.run, bash.interrupt, bash.restart, python.run, python.restart, editor.run,
-image.view, file.read, file.write, file.stat, fs.changed, proc.run.
+image.view, file.read, file.write, file.stat, fs.changed, proc.run, and the drivers' methods
+`desktop.*` and `browser.*` (see driver_process.py), each taking `timeout` besides its own params.
 """
 
 from __future__ import annotations
@@ -21,8 +26,11 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
+from functools import partial
 
 from .bash_session import BashSession
+from .driver_process import FUNCTIONS as DRIVER_FUNCTIONS
+from .driver_process import DriverProcess
 from .editor import Editor
 from .errors import BadRequest, ToolError
 from .files import changed_files, read_file, stat_file, write_file
@@ -82,11 +90,12 @@ def non_negative_int(params: dict, name: str, default: int) -> int:
 class Toolbox:
     """Holds the sessions and maps method names to handlers."""
 
-    def __init__(self):
+    def __init__(self, observer: bool = False):
+        self.observer = observer  # every session observes (the toolbox of a gate's snapshot)
         self.workdir = tempfile.mkdtemp(prefix="stateact-toolbox-")
         self.bash_sessions: dict[str, BashSession] = {}
         self.python: PythonSession | None = None
-        # Named interpreters beside the default one (e.g. the web specialist's browser driver).
+        # Named interpreters beside the default one (a second notebook for a script or a test).
         self.python_sessions: dict[str, PythonSession] = {}
         self.editor = Editor(cwd=self.default_cwd)
         self.methods: dict[str, Callable[[dict], dict]] = {
@@ -106,6 +115,10 @@ class Toolbox:
             "fs.changed": self.fs_changed,
             "proc.run": self.proc_run,
         }
+        self.drivers: dict[str, DriverProcess] = {}
+        for driver, functions in DRIVER_FUNCTIONS.items():
+            for function in functions:
+                self.methods[f"{driver}.{function}"] = partial(self.driver_call, driver, function)
 
     def default_cwd(self) -> str:
         session = self.bash_sessions.get(DEFAULT_SESSION)
@@ -131,18 +144,30 @@ class Toolbox:
         for session in self.python_sessions.values():
             session.close()
         self.python_sessions.clear()
+        for driver in self.drivers.values():
+            driver.close()
+        self.drivers.clear()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _observes(self, params: dict) -> bool:
+        return self.observer or param(params, "observer", bool, False)
+
+    def _session_key(self, params: dict) -> tuple[str, bool]:
+        """A session's name and flavour: an observer never shares a session with the agent."""
+        name = param(params, "session", str, DEFAULT_SESSION)
+        observes = self._observes(params)
+        return (f"observer:{name}" if observes and not self.observer else name), observes
 
     # -- bash ----------------------------------------------------------------------------------
     def _session(self, params: dict, create: bool = True) -> BashSession | None:
-        name = param(params, "session", str, DEFAULT_SESSION)
+        name, observes = self._session_key(params)
         session = self.bash_sessions.get(name)
         if session is None and create:
             if len(self.bash_sessions) >= MAX_BASH_SESSIONS:
                 raise ToolError(
                     f"Too many bash sessions (limit {MAX_BASH_SESSIONS}); reuse an existing one."
                 )
-            session = self.bash_sessions[name] = BashSession(name, self.workdir)
+            session = self.bash_sessions[name] = BashSession(name, self.workdir, observes)
         return session
 
     def bash_run(self, params: dict) -> dict:
@@ -168,32 +193,41 @@ class Toolbox:
         code = param(params, "code", str)
         timeout = positive(params, "timeout", 120.0)
         max_output = non_negative_int(params, "max_output", 30000)
-        name = param(params, "session", str, DEFAULT_SESSION)
+        name, observes = self._session_key(params)
         if name != DEFAULT_SESSION:
-            return self._named_python(name).run(code, timeout, max_output, cwd=self.default_cwd())
+            session = self._named_python(name, observes)
+            return session.run(code, timeout, max_output, cwd=self.default_cwd())
         if self.python is None:
-            self.python = PythonSession()
+            self.python = PythonSession(observes)
         return self.python.run(code, timeout, max_output, cwd=self.default_cwd())
 
     def python_restart(self, params: dict) -> dict:
-        name = param(params, "session", str, DEFAULT_SESSION)
+        name, observes = self._session_key(params)
         if name != DEFAULT_SESSION:
-            self._named_python(name).restart()
+            self._named_python(name, observes).restart()
         elif self.python is None:
-            self.python = PythonSession()
+            self.python = PythonSession(observes)
         else:
             self.python.restart()
         return {"restarted": True}
 
-    def _named_python(self, name: str) -> PythonSession:
+    def _named_python(self, name: str, observes: bool) -> PythonSession:
         session = self.python_sessions.get(name)
         if session is None:
             if len(self.python_sessions) >= MAX_BASH_SESSIONS:
                 raise ToolError(
                     f"Too many Python sessions (limit {MAX_BASH_SESSIONS}); reuse an existing one."
                 )
-            session = self.python_sessions[name] = PythonSession()
+            session = self.python_sessions[name] = PythonSession(observes)
         return session
+
+    # -- drivers -------------------------------------------------------------------------------
+    def driver_call(self, driver: str, function: str, params: dict) -> dict:
+        timeout = positive(params, "timeout", 60.0)
+        args = {name: value for name, value in params.items() if name != "timeout"}
+        if driver not in self.drivers:
+            self.drivers[driver] = DriverProcess(driver, self.workdir)
+        return self.drivers[driver].call(function, args, timeout)
 
     # -- files ---------------------------------------------------------------------------------
     def editor_run(self, params: dict) -> dict:
@@ -289,7 +323,20 @@ def serve_line(toolbox: Toolbox, line: bytes) -> bytes:
         )
 
 
-def main() -> None:
+def _refuse_ptrace() -> None:
+    """Make this process non-dumpable: the agent runs as the same user and could otherwise attach
+    to the toolbox (ptrace, /proc/PID/mem) and change what it reports. Sessions it starts are
+    dumpable again after their exec, so the agent's own programs behave normally."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):  # not Linux: nothing to do
+        pass
+
+
+def main(observer: bool = False) -> None:
+    _refuse_ptrace()
     # Keep the protocol stream to ourselves: anything else printing to fd 1 lands on stderr.
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
@@ -304,9 +351,15 @@ def main() -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGHUP, stop)
-    toolbox = Toolbox()
+    toolbox = Toolbox(observer)
     try:
-        ready = {"ready": True, "pid": os.getpid(), "python": platform.python_version()}
+        ready = {
+            "ready": True,
+            "pid": os.getpid(),
+            "python": platform.python_version(),
+            "prefix": sys.prefix,
+            "observer": observer,
+        }
         protocol_out.write((json.dumps(ready) + "\n").encode())
         protocol_out.flush()
         for line in requests:

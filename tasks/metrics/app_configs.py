@@ -15,7 +15,7 @@ from typing import Any
 
 from lxml import etree
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.documents import UnreadableFile, ratio
 from tasks.metrics.general import compare_with_method, read_text, rule_value
 from tasks.metrics.pdfs import pdf_similarity

@@ -24,7 +24,7 @@ from docx.shared import Pt
 from lxml import etree
 from rapidfuzz import fuzz
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.registry import metric
 
 logger = logging.getLogger("tasks.metrics")

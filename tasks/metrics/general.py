@@ -17,7 +17,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.registry import metric
 
 COMPARATORS = {

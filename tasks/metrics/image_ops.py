@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 WINDOW = 7
 """Side of the square SSIM window, in pixels."""

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageOps
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.image_ops import (
     brightness,
     contrast,

@@ -14,7 +14,7 @@ from PIL import Image, ImageChops, ImageStat, UnidentifiedImageError
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.documents import UnreadableFile, file_metric, load, ratio
 
 RELATIONS = {

@@ -12,7 +12,7 @@ from typing import Any
 
 from openpyxl.worksheet.worksheet import Worksheet
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.sheets import Books
 
 VALUES_FIELD = -2

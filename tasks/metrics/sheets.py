@@ -17,7 +17,7 @@ from openpyxl.utils.cell import range_boundaries
 from openpyxl.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 
 
 @dataclass

@@ -20,7 +20,7 @@ from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
 from pptx.exc import PythonPptxError
 from pptx.util import Length
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.documents import UnreadableFile, color_matches, file_metric, load, logger
 
 A_NS = "http://schemas.openxmlformats.org/drawingml/2006/main"

@@ -21,7 +21,7 @@ from openpyxl.worksheet.dimensions import ColumnDimension, RowDimension
 from openpyxl.worksheet.worksheet import Worksheet
 from rapidfuzz import fuzz
 
-from harness.core import StateActError
+from harness.kernel.core import StateActError
 from tasks.metrics.general import compare_with_method
 from tasks.metrics.pivots import rule_pivot_table
 from tasks.metrics.registry import metric

@@ -5,7 +5,7 @@ cd /home/user/Downloads
 mkdir -p images documents archives other
 for f in *; do
   [ -f "$f" ] || continue
-  lower=$(printf '%s' "$f" | tr 'A-Z' 'a-z')
+  lower=$(printf '%s' "$f" | tr '[:upper:]' '[:lower:]')
   case "$lower" in
     *.jpg|*.png|*.gif) dir=images ;;
     *.pdf|*.txt|*.docx|*.xlsx|*.md) dir=documents ;;

@@ -1,0 +1,102 @@
+"""The main agent: StateAct's code-first action space around the shared tool loop.
+
+Its tools act on program state inside the sandbox (bash, python, the editor, view_image), keep the
+plan outside the history, delegate to fresh-context specialists, and finish only through the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.kernel.context import Compactor
+from harness.kernel.core import Tool
+from harness.kernel.loop import LoopHook, NoteHook, ToolLoop
+from harness.run.context import RunContext
+from harness.tools import (
+    BashTool,
+    EditorTool,
+    FinishTool,
+    Plan,
+    PlanTool,
+    PythonTool,
+    ViewImageTool,
+)
+
+PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
+NON_STEP_TOOLS = {"finish", "plan"}
+
+
+def main_system_prompt(preset: str = "full") -> str:
+    prompt = (PROMPTS / "main_agent.md").read_text()
+    if preset == "bash-only":
+        prompt += "\n\nIn this run you have only `bash` and `finish`: no editor, Python tool or specialists.\n"
+    return prompt
+
+
+class MainAgent:
+    """Builds the main agent's tools and loop for one task in one sandbox."""
+
+    def __init__(
+        self,
+        context: RunContext,
+        *,
+        review: Callable[[str], str | None] | None = None,
+        delegate_tool: Tool | None = None,
+        extra_tools: list[Tool] = (),
+        hooks: list[LoopHook] = (),
+    ):
+        config, model = context.config, context.model
+        self.config = config
+        self.plan = Plan()
+        self.record = record = context.record
+        self.stats = context.stats
+        tools = self._tools(context.sandbox, review, delegate_tool, list(extra_tools))
+        self.compactor = (
+            Compactor(model, config.compaction, self.stats) if config.compaction.enabled else None
+        )
+        own = [hook for hook in (self.compactor, NoteHook(self.plan_note)) if hook is not None]
+        self.loop = ToolLoop(
+            model,
+            tools,
+            main_system_prompt(config.preset),
+            agent="main",
+            config=config.loop,
+            stats=self.stats,
+            record=record,
+            hooks=[*own, *hooks],
+        )
+
+    def _tools(self, sandbox, review, delegate_tool, extra_tools) -> list[Tool]:
+        finish = FinishTool(self.steps_taken, review)
+        if self.config.preset == "bash-only":
+            return [BashTool(sandbox), finish]
+        tools: list[Tool] = [
+            BashTool(sandbox),
+            PythonTool(sandbox),
+            EditorTool(sandbox),
+            ViewImageTool(sandbox),
+        ]
+        if self.config.compaction.enabled:  # `no-sustain` drops the plan with compaction
+            tools.append(PlanTool(self.plan, self._plan_changed))
+        if delegate_tool is not None:
+            tools.append(delegate_tool)
+        return [*tools, *extra_tools, finish]
+
+    def steps_taken(self) -> int:
+        """Non-finish, non-plan tool calls so far: what earns the right to finish."""
+        counts = self.loop.tool_counts
+        return sum(n for name, n in counts.items() if name not in NON_STEP_TOOLS)
+
+    def plan_note(self) -> str:
+        """The externalized plan, shown on every request while the agent has the `plan` tool."""
+        if "plan" not in self.loop.tools:
+            return ""
+        return f"<plan>\n{self.plan.render()}\n</plan>"
+
+    def _plan_changed(self, plan: Plan) -> None:
+        if self.record:
+            self.record.append("plan", agent="main", items=plan.items)
+
+    def run(self, instruction: str):
+        return self.loop.run(instruction)

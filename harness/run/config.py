@@ -1,0 +1,145 @@
+"""One configuration object for a run, saved as the run directory's config.json."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.kernel.context import CompactionConfig
+from harness.kernel.loop import LoopConfig
+from harness.models import ModelConfig
+from sandboxes.base import SandboxConfig
+
+PRESETS = ("full", "no-act", "no-verify", "no-sustain", "bash-only")
+CONTROL_MODES = ("stateact", "andor", "lstc")
+
+
+class GateConfig(BaseModel):
+    """The narration-blind finish gate."""
+
+    enabled: bool = True
+    """Run the gate on `finish` (the `no-verify` ablation turns it off)."""
+    model: str | None = None
+    """Model spec for the gate; None uses the agent's model."""
+    max_rejections: int = 3
+    """Rejection rounds before the run ends as `gate_rejected`."""
+    max_turns: int = 30
+    """Model turns the gate may take in one round."""
+
+
+class SubagentConfig(BaseModel):
+    """Delegation to fresh-context specialists."""
+
+    enabled: list[str] = Field(default_factory=lambda: ["worker", "gui", "web"])
+    """Which specialists `delegate` may start."""
+    max_turns: int = 50
+    """Model turns of one delegation."""
+    worker_depth: int = 1
+    """1 = flat delegation; 2 lets a worker delegate to a worker (the depth ablation)."""
+    nested_gate: bool = False
+    """Give workers a finish gate of their own (the nested ablation)."""
+
+
+class TaskStateConfig(BaseModel):
+    """The verifier-committed task state (requirements, values, evidence)."""
+
+    enabled: bool = False
+    """Keep a task state (one tool-less model call at start); `andor` and `lstc` use it when on."""
+    milestones: bool = True
+    """Snapshot the sandbox whenever a requirement turns VERIFIED, so `--resume` starts from there."""
+    boundary_checks: bool = True
+    """Re-run the requirements' stored probes when a subagent or action node returns."""
+
+
+class StallConfig(BaseModel):
+    """Stall and loop detection with routed responses."""
+
+    enabled: bool = True
+    """Watch for repeated actions, no progress and repeated gate gaps."""
+    repeat_limit: int = 3
+    """The same action with the same observation this many times in a row is a loop."""
+    no_progress_turns: int = 6
+    """This many turns with no file change and no new tool output is a stall."""
+    gate_repeats: int = 2
+    """This many consecutive gate rejections with the same gaps is a loop."""
+    calm_after: int = 3
+    """Turns in a row that change files (as the harness sees them) after which the escalation falls
+    back one level; a requirement turning VERIFIED falls it back at once."""
+
+
+class AndOrConfig(BaseModel):
+    """The `andor` control mode: a framework-owned AND/OR tree."""
+
+    max_depth: int = 3
+    """Nodes deeper than this are always actions."""
+    revision_budget: int = 2
+    """Repairs one AND/OR node may get before it is pruned."""
+    max_actions: int = 24
+    """Action nodes the whole run may execute."""
+    worker_turns: int = 30
+    """Model turns of one action node's worker."""
+    tree_updates: bool = True
+    """Ask the model after each succeeded action whether pending nodes should be pruned or refined."""
+
+
+class LstcConfig(BaseModel):
+    """The `lstc` control mode: long-term control state plus short commitments."""
+
+    max_actions_per_step: int = 4
+    """Actions one commitment may hold."""
+    evidence_items: int = 12
+    """Evidence lines kept in the long-term state."""
+    repair_retries: int = 1
+    """Retries with the parse error when an answer is not the required JSON."""
+    action_timeout_s: float = 180.0
+    """Timeout of one bash or python action."""
+
+
+class RunConfig(BaseModel):
+    """Everything that decides how one task is run."""
+
+    model: str = "anthropic/claude-sonnet-4-5"
+    """Model spec PROVIDER/NAME for the main agent and, by default, every other agent."""
+    model_options: ModelConfig = Field(default_factory=ModelConfig)
+    """How to call the model (tokens, retries, prices, endpoint)."""
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    """Where the task runs."""
+    loop: LoopConfig = Field(default_factory=LoopConfig)
+    """Main-agent budgets: turns, cost, wall time."""
+    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    """Context compaction near the window limit."""
+    gate: GateConfig = Field(default_factory=GateConfig)
+    """The finish gate."""
+    subagents: SubagentConfig = Field(default_factory=SubagentConfig)
+    """Fresh-context specialists."""
+    preset: str = "full"
+    """One of the paper's ablations: full, no-act, no-verify, no-sustain, bash-only."""
+    control: str = "stateact"
+    """Control mode: stateact (default), andor or lstc."""
+    task_state: TaskStateConfig = Field(default_factory=TaskStateConfig)
+    """The verifier-committed task state and its milestones."""
+    stall: StallConfig = Field(default_factory=StallConfig)
+    """Stall and loop detection."""
+    andor: AndOrConfig = Field(default_factory=AndOrConfig)
+    """Settings of the `andor` control mode."""
+    lstc: LstcConfig = Field(default_factory=LstcConfig)
+    """Settings of the `lstc` control mode."""
+    cache_dir: str | None = None
+    """Where `download`/`cloud_file` URLs are looked up (OSWorld's cache naming)."""
+    allow_host_paths: bool = False
+    """Let task file references name host files outside the task's folder and the cache."""
+
+    model_config = ConfigDict(protected_namespaces=())
+
+    def with_preset(self) -> RunConfig:
+        """A copy with the preset's switches applied."""
+        config = self.model_copy(deep=True)
+        if config.preset == "no-verify":
+            config.gate.enabled = False
+        elif config.preset == "no-sustain":
+            config.compaction.enabled = False
+        elif config.preset == "bash-only":
+            config.gate.enabled = False
+            config.subagents.enabled = []
+        elif config.preset == "no-act":
+            config.subagents.enabled = [name for name in config.subagents.enabled if name != "gui"]
+        return config

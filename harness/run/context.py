@@ -1,0 +1,46 @@
+"""What one task's run shares among the main agent, the gate and the control modes."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.kernel.core import Model
+from harness.kernel.loop import RunStats
+from harness.kernel.records import RunRecord
+from harness.run.config import RunConfig
+
+
+@dataclass
+class RunContext:
+    """The task, its models and sandbox, the run record, the shared counters and the outcome: the one
+    object a run's parts are handed (the main agent, `delegate`, the gate, the control modes)."""
+
+    config: RunConfig
+    """The run's configuration."""
+    model: Model
+    """The agents' model."""
+    sandbox: Any
+    """The task's sandbox (a `sandboxes.Sandbox`)."""
+    task: Any = None
+    """The task (a `tasks.schema.Task`); parts that only need a sandbox and a model go without."""
+    gate_model: Model | None = None
+    """The finish gate's model when it is not the config's (`--gate-model`, the oracle)."""
+    record: RunRecord | None = None
+    """The run directory's record; None writes nothing."""
+    stats: RunStats = field(default_factory=RunStats)
+    """Counters every agent of the run adds to."""
+    outcome: Any = None
+    """What the runner learns as it goes (the runner's `TaskOutcome`)."""
+    started_at: float = field(default_factory=time.time)
+    """When the run's agent work began (files changed since then are the run's)."""
+    resume: bool = False
+    """Whether this run continues an interrupted one."""
+    milestone: dict | None = None
+    """The milestone a resumed run's sandbox was restored from."""
+
+    @property
+    def since_event_index(self) -> int | None:
+        """Where a resumed run's replay starts: after the milestone its sandbox was restored from."""
+        return self.milestone["event_index"] if self.milestone else None

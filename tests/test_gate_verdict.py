@@ -1,0 +1,56 @@
+"""The verdict value and the office observer's answer parsing (no sandbox needed)."""
+
+from __future__ import annotations
+
+import json
+
+from gates import Gap, Verdict
+from gates.appstate import OBSERVER_ARGV, observe_open_documents
+from gates.verdict import rejected, undecided
+
+
+class Answers:
+    """Stands in for `sandbox.exec` only: records the argv and returns a fixed answer."""
+
+    def __init__(self, code: int, output: str):
+        self.answer = (code, output)
+        self.argv: list[str] = []
+
+    def exec(self, argv, timeout=120.0, user="user"):
+        self.argv = argv
+        return self.answer
+
+
+def test_verdict_json_names_each_gaps_layer_and_keeps_the_transcript_out():
+    verdict = rejected(
+        ["/home/user/a.xlsx: wrong total"], "model", {"transcript": [1], "probes": []}
+    )
+    data = verdict.to_json()
+    assert data["passed"] is False and data["decided_by"] == "model"
+    assert data["gaps"] == [{"text": "/home/user/a.xlsx: wrong total", "layer": "model"}]
+    assert "transcript" not in data and data["probes"] == []
+    assert verdict.to_json(evidence=False).keys() == {"passed", "decided", "decided_by", "gaps"}
+    closed = Verdict(True, (), {"transcript": []}).with_gaps(["r1 failed"], "probe")
+    assert closed.passed is False and closed.gaps == (Gap("r1 failed", "probe"),)
+    assert undecided("no sandbox").to_json()["decided"] is False
+
+
+def test_the_observer_runs_isolated_and_parses_the_offices_answer():
+    answer = {"asked": True, "documents": [{"path": "/home/user/a.xlsx", "modified": True}]}
+    sandbox = Answers(0, "some warning\n" + json.dumps(answer) + "\n")
+    state = observe_open_documents(sandbox)
+    assert state.asked and state.open_document("/home/user/a.xlsx").modified is True
+    assert state.open_document("/home/user/b.xlsx") is None
+    assert sandbox.argv == OBSERVER_ARGV
+    assert OBSERVER_ARGV[:4] == ["env", "-i", "-C", "/"] and "-I" in OBSERVER_ARGV
+    assert "/usr/bin/python3" in OBSERVER_ARGV
+
+
+def test_an_observer_that_fails_or_talks_nonsense_means_not_asked():
+    nonsense = [(1, "Traceback ...\nSegmentation fault"), (0, ""), (124, "{not json"), (0, "[1]")]
+    for code, output in nonsense + [(0, '{"asked": true, "documents": 3}')]:
+        state = observe_open_documents(Answers(code, output))
+        assert not state.asked and state.documents == [] and state.reason
+    missing = {"asked": False, "reason": "no LibreOffice is running"}
+    state = observe_open_documents(Answers(0, json.dumps(missing)))
+    assert not state.asked and state.reason == "no LibreOffice is running"
