@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.desktop]
 
 ENV = "[ -f /tmp/stateact-desktop.env ] && . /tmp/stateact-desktop.env; "
 SITE_PORT = 8766
+STARTUP_TASK = "3299584d-8f11-4457-bf4c-ce98f7600250"
 SAVE_TASK = Path(__file__).parent / "osworld_tasks" / "01b269ae-2111-4a07-81fd-3fcd711993b0.json"
 
 
@@ -302,3 +303,18 @@ def test_chrome_steps_getters_and_the_web_specialist_share_the_desktop_browser(s
     assert run_getter({"type": "page_info", "url": f"{site}/a.html"}, ctx)["title"] == "Page A"
     rows = run_getter({"type": "history"}, ctx)
     assert (f"{site}/old.html", "Old") in [(url, title) for url, title, _ in rows]
+
+
+def test_a_chrome_task_whose_setup_edits_the_profile_scores_0_when_nothing_is_done(sandbox):
+    """OSWorld's 'stop opening funbrain.com' task: its setup writes the startup page with jq into
+    the profile Chrome already has; an agent that does nothing must not score."""
+    task = load_task(Path(__file__).parent / "osworld_tasks" / f"{STARTUP_TASK}.json")
+    sh(sandbox, "pkill -x chromium; pkill -x socat; while pgrep -x chromium; do sleep 0.2; done")
+    # The profile as the image ships it (the earlier Chrome test has used this one).
+    sh(
+        sandbox,
+        "rm -rf ~/.config/google-chrome && cp -r /etc/skel/.config/google-chrome ~/.config/",
+    )
+    run_setup(task.config, sandbox, task, None)
+    result = evaluate(task, SandboxSource(sandbox), None)
+    assert result.score == 0.0 and result.error is None, result
