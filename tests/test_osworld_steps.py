@@ -1,14 +1,17 @@
-"""OSWorld setup steps that need more than a user shell: sudo, Chrome, site logins (no Docker)."""
+"""OSWorld's sudo, Chrome and account setup steps, and Chrome's profile-file getters (no Docker)."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from harness.kernel.core import StateActError
 from tasks.chrome_live import omnibox_text
+from tasks.getters import GetterContext, RootDirSource, run_getter
 from tasks.schema import SetupStep, load_task
 from tasks.setup import SUDO, SUDO_AS_USER, run_setup
 from tests.test_task_setup import RecordingSandbox
@@ -97,3 +100,48 @@ def test_chrome_steps_fail_with_the_reason_when_no_browser_answers(tmp_path):
 )
 def test_the_address_bar_text_elides_scheme_and_www_as_chrome_does(url, shown):
     assert omnibox_text(url) == shown
+
+
+def profile_context(tmp_path):
+    """A getter context over a machine folder holding a google-chrome profile."""
+    task_file = tmp_path / "t.json"
+    task_file.write_text(json.dumps({"id": "c", "instruction": "x", "evaluator": {"func": "x"}}))
+    root = tmp_path / "root"
+    default = root / "home/user/.config/google-chrome/Default"
+    default.mkdir(parents=True)
+    ctx = GetterContext(load_task(task_file), RootDirSource(root), None, tmp_path / "work")
+    return default, ctx
+
+
+def test_profile_file_getters_read_bookmarks_history_cookies_and_font_sizes(tmp_path):
+    default, ctx = profile_context(tmp_path)
+    roots = {"bookmark_bar": {"children": [{"type": "url", "name": "A", "url": "https://a.org/"}]}}
+    (default / "Bookmarks").write_text(json.dumps({"roots": roots, "version": 1}))
+    (default / "Preferences").write_text(
+        json.dumps({"webkit": {"webprefs": {"default_font_size": 20}}})
+    )
+    with sqlite3.connect(default / "History") as db:
+        db.execute("CREATE TABLE urls (url TEXT, title TEXT, last_visit_time INTEGER)")
+        db.execute("INSERT INTO urls VALUES ('https://a.org/', 'A', 13300000000000000)")
+    (default / "Network").mkdir()
+    with sqlite3.connect(default / "Network" / "Cookies") as db:
+        db.execute("CREATE TABLE cookies (host_key TEXT)")
+
+    assert run_getter({"type": "bookmarks"}, ctx) == roots
+    assert run_getter({"type": "history"}, ctx) == [("https://a.org/", "A", 13300000000000000)]
+    cookies = run_getter({"type": "cookie_data", "dest": "Cookies"}, ctx)
+    assert Path(cookies).name == "Cookies" and sqlite3.connect(cookies).execute(
+        "SELECT count(*) FROM cookies"
+    ).fetchone() == (0,)
+    sizes = {"default_font_size": 20, "default_fixed_font_size": 13, "minimum_font_size": 0}
+    assert run_getter({"type": "chrome_font_size"}, ctx) == sizes
+
+
+def test_profile_file_getters_answer_none_without_the_file_and_refuse_broken_json(tmp_path):
+    default, ctx = profile_context(tmp_path)
+    assert run_getter({"type": "bookmarks"}, ctx) is None
+    assert run_getter({"type": "history"}, ctx) is None
+    assert run_getter({"type": "cookie_data"}, ctx) is None
+    (default / "Bookmarks").write_text("{not json")
+    with pytest.raises(StateActError, match="Bookmarks is not valid JSON"):
+        run_getter({"type": "bookmarks"}, ctx)
