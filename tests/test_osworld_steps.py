@@ -145,3 +145,31 @@ def test_profile_file_getters_answer_none_without_the_file_and_refuse_broken_jso
     (default / "Bookmarks").write_text("{not json")
     with pytest.raises(StateActError, match="Bookmarks is not valid JSON"):
         run_getter({"type": "bookmarks"}, ctx)
+
+
+class CannedChrome:
+    """A machine whose Chrome answers every DevTools operation with `answer` (the parsing only;
+    the live path runs in tests/test_osworld_desktop.py)."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def run_command(self, command, shell):
+        return {"output": "\n" + json.dumps(self.answer) + "\n", "returncode": 0}
+
+
+def test_url_getters_parse_the_active_tabs_address_as_osworld_does(tmp_path):
+    _, ctx = profile_context(tmp_path)
+    ctx.source = CannedChrome({"title": "T", "url": "https://www.x.org/a/b?pu=1&do=two"})
+    url = {"type": "active_url_from_accessTree", "goto_prefix": "https://www."}
+    assert run_getter(url, ctx) == "https://www.x.org/a/b?pu=1&do=two"
+    assert run_getter({**url, "goto_prefix": ""}, ctx) == "x.org/a/b?pu=1&do=two"
+    parse = {"type": "active_tab_url_parse", "parse_keys": ["pu", "do"], "replace": {"do": "d"}}
+    assert run_getter(parse, ctx) == {"pu": "1", "d": "two"}
+    dash = {"type": "url_dashPart", "partIndex": 3, "returnType": "json", "key": "k"}
+    assert run_getter(dash, ctx) == {"k": "a"}
+    assert run_getter({**dash, "partIndex": 40}, ctx) is None
+    with pytest.raises(StateActError, match="page_info getter needs a 'url' string"):
+        run_getter({"type": "page_info"}, ctx)
+    ctx.source = CannedChrome(None)  # no tab on screen
+    assert run_getter(url, ctx) is None and run_getter({"type": "active_tab_info"}, ctx) is None
