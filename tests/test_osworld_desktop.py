@@ -119,7 +119,7 @@ def test_gimp_starts_and_its_config_folder_is_read_by_a_getter(sandbox, tmp_path
     )
     window = window_of(sandbox, "GNU Image Manipulation Program")
     quit_window(sandbox, window)
-    wait_for(sandbox, "pgrep -x gimp-2.10 || echo gone", "GIMP to quit", 60)
+    wait_for(sandbox, "pgrep -x gimp-2.10 >/dev/null || echo gone", "GIMP to quit", 60)
     spec = {"type": "vm_file", "path": "/home/user/.config/GIMP/2.10/sessionrc", "dest": "s"}
     path = run_getter(spec, context(sandbox, tmp_path))
     assert path and "(session-info" in Path(path).read_text()
@@ -151,7 +151,7 @@ def test_vlc_starts_and_writes_its_settings(sandbox, tmp_path):
     )
     window = window_of(sandbox, "VLC media player")
     quit_window(sandbox, window)
-    wait_for(sandbox, "pgrep -x vlc || echo gone", "VLC to quit", 30)
+    wait_for(sandbox, "pgrep -x vlc >/dev/null || echo gone", "VLC to quit", 30)
     spec = {"type": "vm_file", "path": "/home/user/.config/vlc/vlc-qt-interface.conf", "dest": "q"}
     path = run_getter(spec, context(sandbox, tmp_path))
     assert path and "[MainWindow]" in Path(path).read_text()
