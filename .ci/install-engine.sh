@@ -6,8 +6,9 @@
 set -euo pipefail
 
 LOG=/var/log/stateact-dockerd.log
-# `make lint` runs shellcheck on the shell scripts.
-PACKAGES=(docker.io debootstrap bubblewrap shellcheck)
+# `make lint` runs shellcheck on the shell scripts; npm, g++, make and libkrb5-dev build the desktop
+# image's VS Code (code-server) bundle on the host.
+PACKAGES=(docker.io debootstrap bubblewrap shellcheck npm g++ make libkrb5-dev)
 WAIT_S=60
 
 fail() { echo "install-engine: $*" >&2; exit 1; }

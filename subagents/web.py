@@ -1,9 +1,11 @@
-"""The web specialist's tools: a headless Chromium inside the sandbox, driven through the DOM.
+"""The web specialist's tools: Chromium inside the sandbox, driven through the DOM.
 
 The browser lives in the toolbox's browser driver (`sandboxes/toolbox/drivers/browser.py`), a
 process of its own in the sandbox, so it keeps its pages between calls; each command is one
 `browser.*` toolbox call. Every failure (no match for a selector, a failed navigation, a script
-that throws) comes back as a `ToolError` with the reason.
+that throws) comes back as a `ToolError` with the reason. When the desktop's `google-chrome` runs
+with remote debugging (an OSWorld task launched it), the driver attaches to it over CDP and acts on
+the tab on screen, so the task's checker sees what it did; otherwise it has a headless Chromium.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ GUI programs need the desktop: before the first GUI step the sandbox's `stateact
 
 from __future__ import annotations
 
+import re
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from harness.kernel.core import StateActError, ToolError
 from sandboxes.base import SANDBOX_HOME, SANDBOX_USER, Sandbox
 from sandboxes.toolbox.observer import DESKTOP_ENV_FILE, SAFE_DESKTOP_ENV
 from tasks.cache import confined, resolve_source
+from tasks.chrome_live import cdp_call
 from tasks.schema import SetupStep, Task
 
 DESKTOP_ENV = DESKTOP_ENV_FILE
@@ -32,8 +34,30 @@ STEP_TYPES = {
     "sleep",
     "activate_window",
     "close_window",
+    "chrome_open_tabs",
+    "chrome_close_tabs",
+    "update_browse_history",
+    "login",
+    "googledrive",
 }
-GUI_STEPS = {"open", "launch", "activate_window", "close_window"}
+GUI_STEPS = {"open", "launch", "activate_window", "close_window", "chrome_open_tabs"}
+UNSUPPORTED_STEPS = {
+    "login": "it signs in to a live web site with an account, which StateAct's offline sandbox "
+    "cannot do",
+    "googledrive": "it fills a Google Drive account, which StateAct's offline sandbox cannot do",
+}
+SUDO = re.compile(r"(^|[\s;&|(`])sudo\s")
+# OSWorld's user has sudo. Here no process can gain privileges: the sandbox sets no-new-privileges,
+# and even `docker exec -u root` into it has no capabilities (it could not switch users, nor write
+# in the user's home). So a step's `sudo` runs its command with the user's rights: what sudo does
+# in OSWorld's setups that can work offline (mkdir in the home, unzip, installing a package the
+# image already has) works; the rest fails as the step's output says, as it would without sudo.
+SUDO_AS_USER = (
+    "sudo() { local stdin_password=; while [ $# -gt 0 ]; do case $1 in "
+    "-S|--stdin) stdin_password=1; shift ;; -[ugpCDRhTU]) shift 2 ;; --) shift; break ;; "
+    "-*) shift ;; *) break ;; esac; done; "
+    '[ -n "$stdin_password" ] && IFS= read -r _; [ $# -eq 0 ] || "$@"; }; export -f sudo; '
+)
 OFFICE_MODES = {
     ".xlsx": "--calc",
     ".xls": "--calc",
@@ -186,9 +210,10 @@ class SetupRunner:
         # their output later, as OSWorld does.
         command = command_text(params["command"])
         until = params.get("until") or {}
+        prefix = SUDO_AS_USER if SUDO.search(command) else ""
         for _attempt in range(10 if until else 1):
             code, output = self.bash(
-                f"cd {SANDBOX_HOME}; {command}", timeout=float(params.get("timeout", 120))
+                f"{prefix}cd {SANDBOX_HOME}; {command}", timeout=float(params.get("timeout", 120))
             )
             if not until or self.until_met(until, code, output):
                 break
@@ -231,9 +256,29 @@ class SetupRunner:
         )
         self.must(script, f"closing the window {params['window_name']!r}")
 
+    def chrome(self, request: dict) -> dict:
+        return cdp_call(lambda command: self.bash(command, timeout=180.0), request)
+
+    def chrome_open_tabs(self, params: dict) -> None:
+        urls = [str(url) for url in params.get("urls_to_open", [])]
+        self.chrome({"op": "open_tabs", "urls": urls, "wait_s": 30})
+
+    def chrome_close_tabs(self, params: dict) -> None:
+        urls = [str(url) for url in params.get("urls_to_close", [])]
+        self.chrome({"op": "close_tabs", "urls": urls, "wait_s": 30})
+
+    def update_browse_history(self, params: dict) -> None:
+        from tasks.chrome_history import history_script
+
+        self.must(history_script(params.get("history", [])), "writing Chrome's history")
+
     def run(self, index: int, step: SetupStep) -> None:
         if step.type not in STEP_TYPES:
             raise StateActError(f"setup step {index} has the unsupported type {step.type!r}")
+        if step.type in UNSUPPORTED_STEPS:
+            raise StateActError(
+                f"setup step {index} ({step.type}) is unsupported: {UNSUPPORTED_STEPS[step.type]}"
+            )
         params = substitute_placeholders(step.parameters, self.placeholders)
         handler = self.execute if step.type == "command" else getattr(self, step.type)
         try:

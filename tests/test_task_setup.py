@@ -126,8 +126,8 @@ def test_a_failing_step_is_named(tmp_path):
             task,
             None,
         )
-    with pytest.raises(StateActError, match=r"setup step 0 has the unsupported type 'googledrive'"):
-        run_setup(steps({"type": "googledrive", "parameters": {}}), RecordingSandbox(), task, None)
+    with pytest.raises(StateActError, match=r"setup step 0 has the unsupported type 'teleport'"):
+        run_setup(steps({"type": "teleport", "parameters": {}}), RecordingSandbox(), task, None)
     with pytest.raises(
         StateActError, match=r"setup step 0 \(open\) failed: missing parameter 'path'"
     ):

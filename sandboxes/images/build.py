@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness.kernel.core import StateActError
+from sandboxes.images import bundles
 
 IMAGE_NAMES = ("base", "desktop")
 DEBIAN_SUITE = "bookworm"
@@ -36,6 +37,8 @@ DEFINITIONS_ENV = "STATEACT_IMAGES_DIR"
 MIRROR_ENV = "STATEACT_DEBIAN_MIRROR"
 SECURITY_MIRROR_ENV = "STATEACT_SECURITY_MIRROR"
 ROOTFS_REPO = "stateact-rootfs"
+SOURCE_WHEELS = "source-wheels.txt"
+NPM_BUNDLE = "npm.txt"
 ENGINE_FIX = "start it with `bash .ci/install-engine.sh`"
 
 Log = Callable[[str], None]
@@ -215,6 +218,15 @@ def build_image(
                 shutil.copy2(path, target)
             wheels = _download_wheels(root / name / "wheels.txt", log)
             shutil.copytree(wheels, context / "wheels", ignore=shutil.ignore_patterns(".*"))
+            if (root / name / SOURCE_WHEELS).is_file():
+                built = _source_wheels(root / name / SOURCE_WHEELS, log)
+                for wheel in built.glob("*.whl"):
+                    shutil.copy2(wheel, context / "wheels" / wheel.name)
+            if (root / name / NPM_BUNDLE).is_file():
+                bundle = _npm_bundle(root / name / NPM_BUNDLE, log)
+                shutil.copytree(
+                    bundle, context / "npm", symlinks=True, ignore=shutil.ignore_patterns(".*")
+                )
             if name == "base":
                 tarball = _rootfs_tarball(read_list(root / "base" / "rootfs-packages.txt"), log)
                 build_args = {
@@ -312,6 +324,20 @@ def _download_wheels(requirements: Path, log: Log) -> Path:
         raise StateActError(f"pip downloaded fewer wheels than {requirements} pins; check the pins")
     done.touch()
     return target
+
+
+def _source_wheels(requirements: Path, log: Log) -> Path:
+    """Wheels built on the host from the pinned source-only packages, cached by their pins."""
+    pins = read_list(requirements)
+    key = _hash_parts([IMAGE_PYTHON.encode(), *(p.encode() for p in pins)])
+    return bundles.build_source_wheels(requirements, cache_dir() / "source-wheels" / key, log)
+
+
+def _npm_bundle(pins_file: Path, log: Log) -> Path:
+    """The npm packages of `pins_file` installed on the host, cached by pins and architecture."""
+    pins = read_list(pins_file)
+    key = _hash_parts([machine_arch().encode(), *(p.encode() for p in pins)])
+    return bundles.npm_bundle(pins, cache_dir() / "npm" / key, log)
 
 
 def _rootfs_tarball(packages: list[str], log: Log) -> Path:

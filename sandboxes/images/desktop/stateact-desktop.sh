@@ -63,6 +63,10 @@ start() {
         sleep 0.1
     done
 
+    # Programs the bus starts on demand (gnome-terminal's server) get the bus's environment, which
+    # predates the display: hand the display to it.
+    DISPLAY=":$DISPLAY_NUM" dbus-update-activation-environment DISPLAY >/dev/null 2>&1 || true
+
     if ! pid_alive openbox; then
         DISPLAY=":$DISPLAY_NUM" spawn openbox openbox
     fi

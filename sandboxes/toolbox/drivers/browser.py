@@ -1,6 +1,7 @@
 """The browser driver: runs INSIDE the sandbox, in its own process (see ../driver_process.py).
 
-Debian's Chromium driven by Playwright's sync API, launched on first use and kept for the session.
+Debian's Chromium driven by Playwright's sync API, launched on first use and kept for the session;
+when the desktop's google-chrome serves CDP on loopback, its tab on screen is used instead.
 `read_dom` tags the visible interactive elements with `data-sa-id="eN"` (kept across reads of the same
 page, so handles stay stable) and turns the visible page into markdown with markdownify.
 """
@@ -23,6 +24,7 @@ SETTLE_TIMEOUT_MS = 1500
 MAX_MARKDOWN = 40000
 MAX_JS_RESULT = 20000
 HANDLE = re.compile(r"^e\d+$")
+DESKTOP_CDP_PORTS = (9222, 1337)  # the desktop's google-chrome: OSWorld's socat port, then Chrome's
 _browser = {}
 
 
@@ -38,14 +40,59 @@ def _first_line(exc):
 describe = _first_line  # Playwright errors go back as their first line
 
 
-def _page():
-    page = _browser.get("page")
-    if page is not None and not page.is_closed():
-        return page
+def _playwright():
     from playwright.sync_api import sync_playwright
 
     if "playwright" not in _browser:
         _browser["playwright"] = sync_playwright().start()
+    return _browser["playwright"]
+
+
+def _desktop_cdp():
+    """The DevTools URL of the desktop's google-chrome when it runs with remote debugging."""
+    import urllib.request
+
+    for port in DESKTOP_CDP_PORTS:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/version", timeout=1):
+                return f"http://127.0.0.1:{port}"
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _desktop_page():
+    """The tab on screen in the desktop's browser: same profile and tabs the task checker reads."""
+    import urllib.request
+
+    url = _desktop_cdp()
+    if url is None:
+        return None
+    browser = _browser.get("desktop")
+    if browser is None or not browser.is_connected():
+        browser = _browser["desktop"] = _playwright().chromium.connect_over_cdp(url)
+    with urllib.request.urlopen(url + "/json/list", timeout=5) as answer:  # most recent first
+        order = [t["id"] for t in json.load(answer) if t.get("type") == "page"]
+    pages = {}
+    for page in [page for context in browser.contexts for page in context.pages]:
+        session = page.context.new_cdp_session(page)
+        pages[session.send("Target.getTargetInfo")["targetInfo"]["targetId"]] = page
+        session.detach()
+    shown = [pages[target] for target in order if target in pages]
+    page = shown[0] if shown else browser.contexts[0].new_page()
+    page.set_default_timeout(ACTION_TIMEOUT_MS)
+    page.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
+    return page
+
+
+def _page():
+    desktop = _desktop_page()
+    if desktop is not None:
+        return desktop
+    page = _browser.get("page")
+    if page is not None and not page.is_closed():
+        return page
+    _playwright()
     browser = _browser.get("browser")
     if browser is None or not browser.is_connected():
         browser = _browser["browser"] = _browser["playwright"].chromium.launch(
