@@ -196,6 +196,10 @@ def rule_check_cell(books: Books, rule: dict) -> bool:
             try:
                 if prop == "value":
                     value = read_cell_value(*books.path_and_name(rule["sheet_idx"]), coordinate)
+                elif prop == "formula":
+                    # StateAct's own property (OSWorld has none, so no OSWorld task names it): the
+                    # formula text, for tasks whose cells must stay formulas.
+                    value = cell.value if cell.data_type == "f" else None
                 else:
                     value = style_value(prop, cell)
             except Exception:  # noqa: BLE001 -- OSWorld reads an unreadable property as None
