@@ -69,6 +69,11 @@ def add_run_options(parser) -> None:
     parser.add_argument("--max-time", type=float, help="stop after this many seconds")
     parser.add_argument("--cache", help="folder with downloaded task files (OSWorld cache naming)")
     parser.add_argument(
+        "--network",
+        action="store_true",
+        help="give each task's sandbox the host's network (off by default; docs/network.md)",
+    )
+    parser.add_argument(
         "--control",
         default="stateact",
         help=f"control mode: {', '.join(CONTROL_MODES)} (default stateact)",
@@ -111,6 +116,7 @@ def build_config(args) -> RunConfig:
     config.gate.model = args.gate_model
     config.sandbox.backend = args.sandbox
     config.sandbox.image = args.image
+    config.sandbox.network = bool(getattr(args, "network", False))
     config.loop.max_turns = args.max_turns
     config.loop.max_cost_usd = args.max_cost
     config.loop.max_wall_s = args.max_time
