@@ -33,6 +33,7 @@ from harness.reports import summary as summaries
 from harness.reports.html_report import write_report, write_trajectory_html
 from harness.run.config import RunConfig
 from harness.runner import run_task
+from sandboxes.base import check_parallel_network
 from sandboxes.images.apps import declared_apps, definition_name
 from tasks.schema import Task, load_task
 from tasks.support import dry_run_record, unsupported_reason
@@ -266,6 +267,7 @@ class SuiteRun:
     ):
         if parallel < 1:
             raise StateActError("--parallel must be at least 1.")
+        check_parallel_network(config.sandbox, parallel)
         self.config = config
         self.out_dir = Path(out_dir)
         self.parallel = parallel

@@ -13,6 +13,7 @@ from harness.models import endpoint_provider, make_model
 from harness.run.config import CONTROL_MODES, PRESETS, RunConfig
 from harness.runner import run_task
 from sandboxes import BACKENDS
+from sandboxes.base import HOST_NETWORK
 from tasks.schema import load_task
 from tasks.support import check_references
 
@@ -71,7 +72,13 @@ def add_run_options(parser) -> None:
     parser.add_argument(
         "--network",
         action="store_true",
-        help="give each task's sandbox the host's network (off by default; docs/network.md)",
+        help="give each task's sandbox a network (off by default; docs/network.md)",
+    )
+    parser.add_argument(
+        "--network-mode",
+        default=HOST_NETWORK,
+        help="with --network: `host` (default; shares the host's network, one task at a time) "
+        "or the name of a Docker bridge network",
     )
     parser.add_argument(
         "--control",
@@ -117,6 +124,7 @@ def build_config(args) -> RunConfig:
     config.sandbox.backend = args.sandbox
     config.sandbox.image = args.image
     config.sandbox.network = bool(getattr(args, "network", False))
+    config.sandbox.network_mode = getattr(args, "network_mode", HOST_NETWORK)
     config.loop.max_turns = args.max_turns
     config.loop.max_cost_usd = args.max_cost
     config.loop.max_wall_s = args.max_time
