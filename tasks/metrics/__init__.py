@@ -4,6 +4,7 @@ from tasks.metrics import (  # noqa: F401
     app_configs,
     archives,
     audio,
+    chrome_state,
     documents,
     general,
     image_similarity,
