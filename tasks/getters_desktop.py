@@ -1,5 +1,5 @@
-"""OSWorld getters for desktop state outside the browser: GIMP config, terminal text, wallpaper,
-default applications, a command's error output.
+"""OSWorld getters for desktop state outside the browser: GIMP and VLC config, terminal text,
+wallpaper, default applications, a command's error output.
 
 Commands run with the desktop session's environment (`tasks.setup.DESKTOP_ENV`), so that
 gsettings and xdg-mime see the same session as the apps the agent used.
@@ -138,3 +138,13 @@ def get_background_image_in_slide(spec: dict, ctx: GetterContext) -> str | None:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(slide.part.related_part(blips[0]).blob)
     return str(target)
+
+
+VLC_CONFIG = f"{SANDBOX_HOME}/.config/vlc/vlcrc"
+
+
+@getter("vlc_config")
+def get_vlc_config(spec: dict, ctx: GetterContext) -> str | None:
+    """VLC's preferences file (~/.config/vlc/vlcrc); None when VLC never wrote one."""
+    fetched = ctx.source.fetch_file(VLC_CONFIG, work_path(ctx, spec.get("dest") or "vlcrc"))
+    return str(fetched) if fetched else None

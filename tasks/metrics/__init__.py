@@ -17,6 +17,7 @@ from tasks.metrics import (  # noqa: F401
     slides,
     table,
     video,
+    vlc_config,
 )
 from tasks.metrics.registry import METRICS, get_metric, metric
 
