@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.apps.suite import discover_tasks, dry_run
+from harness.apps.suite import discover_tasks, dry_run, run_suite
+from harness.run.config import RunConfig
 from sandboxes.images.apps import declared_apps, definition_name, parse_apps
 from sandboxes.images.build import DECLARATION_FILES, image_ref
 from tasks.apps import launched_program, required_apps
@@ -206,3 +207,14 @@ def test_cli_prints_blocker_lines_and_table(tmp_path):
         timeout=120,
     )
     assert bad.returncode == 2 and "no image definition named 'nope'" in bad.stderr
+
+
+def test_a_suite_scores_a_task_needing_a_missing_application_as_unsupported(tmp_path):
+    (tmp_path / "suite").mkdir()
+    write_task(tmp_path / "suite", "needs-gimp", related_apps=["gimp"])
+    config = RunConfig(model="script/oracle")
+    config.sandbox.image = "base"  # no GIMP there; the task never starts a sandbox
+    run_suite([tmp_path / "suite"], config, tmp_path / "out", parallel=1)
+    line = json.loads((tmp_path / "out" / "results.jsonl").read_text().splitlines()[0])
+    assert line["status"] == "unsupported" and line["score"] == 0.0
+    assert line["error"] == "application missing from the image base: gimp"
