@@ -230,6 +230,10 @@ def dry_run(args) -> list[dict]:
         for script in foreign_build_scripts(discover_tasks(args.paths)):
             say(f"not running {script} (suite code); pass --build-fixtures to build its fixtures.")
     require_one_of("sandbox backend", args.sandbox, BACKENDS)
+    if args.sandbox != "docker":
+        say(
+            f"applications are not checked: the {args.sandbox} backend runs this machine's programs."
+        )
     return run_dry(
         args.paths,
         Path(args.cache) if args.cache else None,
