@@ -1,6 +1,6 @@
-"""VLC preference metrics on its vlcrc, as OSWorld's: the last line holding `key=` gives the value
-(VLC writes every option, commented out at its default, so a commented line counts too), else
-VLC's default. A vlcrc VLC never wrote scores 0.
+"""VLC metrics as OSWorld's: full screen, and its preferences in vlcrc, where the last line
+holding `key=` gives the value (VLC writes every option, commented out at its default, so a
+commented line counts too), else VLC's default. A vlcrc VLC never wrote scores 0.
 """
 
 from __future__ import annotations
@@ -104,3 +104,12 @@ def is_vlc_recordings_folder(result: str | None, rules: dict, **_: Any) -> float
         if "input-record-path" in line:
             return float(line.split("=")[-1].strip() == expected)
     return 0.0
+
+
+@metric("is_vlc_fullscreen")
+def is_vlc_fullscreen(result: Any, expected: Any, **_: Any) -> float:
+    """The window's size equals the screen's (either missing scores 0)."""
+    if result is None or expected is None:
+        return 0.0
+    same = result["width"] == expected["width"] and result["height"] == expected["height"]
+    return float(same)
