@@ -48,6 +48,29 @@ class Channel(Protocol):
     def close(self) -> None: ...
 
 
+HOST_NETWORK = "host"
+"""Docker's host network mode: the only one a dockerd started with --bridge=none offers."""
+
+
+def shares_host_network(config: SandboxConfig) -> bool:
+    """Whether sandboxes of `config` share the host's network namespace (and so one another's)."""
+    return config.network and config.backend == "docker" and config.network_mode == HOST_NETWORK
+
+
+def check_parallel_network(config: SandboxConfig, parallel: int) -> None:
+    """Refuse running sandboxes side by side in the host's network namespace.
+
+    They would share loopback ports (OSWorld's Chrome debugging port 9222) and X's abstract
+    sockets (every desktop is display :1), so one task could drive another's browser or screen.
+    """
+    if parallel > 1 and shares_host_network(config):
+        raise StateActError(
+            "--network in the host's network mode runs one task at a time (sandboxes would share "
+            "ports and displays); drop --parallel, or give --network-mode the name of a Docker "
+            "bridge network."
+        )
+
+
 @dataclass
 class SandboxConfig:
     """How to start a sandbox."""
@@ -64,6 +87,9 @@ class SandboxConfig:
     """Maximum number of processes and threads inside the sandbox."""
     network: bool = False
     """Give the sandbox a network; off by default (only `lo` inside)."""
+    network_mode: str = HOST_NETWORK
+    """With `network` (docker backend): `host` (the host's own network namespace; see
+    docs/network.md for its risks) or the name of a user-defined Docker bridge network."""
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment variables for processes in the sandbox."""
     display_size: tuple[int, int] = (1280, 720)

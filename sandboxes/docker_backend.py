@@ -225,7 +225,7 @@ class DockerSandbox(ToolboxSandboxMixin):
                 user=SANDBOX_USER,
                 working_dir=SANDBOX_HOME,
                 environment=self.env,
-                network_mode="bridge" if config.network else "none",
+                network_mode=config.network_mode if config.network else "none",
                 mem_limit=f"{config.memory_mb}m",
                 memswap_limit=f"{config.memory_mb}m",
                 nano_cpus=int(config.cpus * 1e9),
@@ -239,7 +239,8 @@ class DockerSandbox(ToolboxSandboxMixin):
             )
         except APIError as exc:
             hint = (
-                " (does the engine have a bridge network? --network needs one)"
+                f" (with --network it uses the network {config.network_mode!r}: "
+                "`host`, or a Docker network that exists)"
                 if config.network
                 else ""
             )

@@ -97,3 +97,63 @@ def coverage_table(coverage: Coverage) -> str:
         status = "implemented" if row.implemented else "MISSING"
         lines.append(f"{row.kind:<6}  {row.name:<{width}}  {status:<11}  {row.tasks:>5}")
     return "\n".join(lines)
+
+
+# Kinds whose details name one file each: the summary counts them by kind only.
+FILE_KINDS = {"file not in the cache dir", "file missing", "file outside the task folder"}
+
+
+@dataclass(frozen=True)
+class BlockerRow:
+    """One blocker of a dry run and how many tasks it stops."""
+
+    kind: str
+    """The reason's kind ("metric not implemented", "needs the internet", …)."""
+    detail: str
+    """What exactly (a metric's name, an application…); empty for file kinds and free text."""
+    tasks: int
+    """Tasks it blocks."""
+    alone: int
+    """Tasks it alone blocks: fixing it makes them runnable."""
+
+    def as_json(self) -> dict:
+        return {
+            "blocker": self.kind,
+            "detail": self.detail,
+            "tasks": self.tasks,
+            "alone": self.alone,
+        }
+
+
+def blocker_key(reason: str) -> tuple[str, str]:
+    kind, _, detail = reason.partition(":")
+    detail = detail.strip()
+    if kind in FILE_KINDS or kind in ("needs the internet", "broken task file"):
+        detail = ""
+    return kind, detail
+
+
+def blocker_summary(records: Iterable[dict]) -> list[BlockerRow]:
+    """Rows by blocker over dry-run records, the most blocking first."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for record in records:
+        keys = list(dict.fromkeys(blocker_key(reason) for reason in record.get("reasons", [])))
+        for key in keys:
+            count = counts.setdefault(key, [0, 0])
+            count[0] += 1
+            count[1] += len(keys) == 1
+    rows = [BlockerRow(kind, detail, n, alone) for (kind, detail), (n, alone) in counts.items()]
+    return sorted(rows, key=lambda row: (-row.tasks, row.kind, row.detail))
+
+
+def blocker_table(rows: list[BlockerRow], total: int, runnable: int) -> str:
+    """The rows as aligned text, under a line with the runnable count."""
+    labels = [f"{row.kind}: {row.detail}" if row.detail else row.kind for row in rows]
+    width = max([len(label) for label in labels] + [7])
+    lines = [
+        f"{runnable} of {total} task(s) runnable",
+        f"{'blocker':<{width}}  tasks  alone",
+    ]
+    for label, row in zip(labels, rows, strict=True):
+        lines.append(f"{label:<{width}}  {row.tasks:>5}  {row.alone:>5}")
+    return "\n".join(lines)

@@ -1,5 +1,5 @@
-"""OSWorld getters for desktop state outside the browser: GIMP config, terminal text, wallpaper,
-default applications, a command's error output.
+"""OSWorld getters for desktop state outside the browser: GIMP and VLC config, terminal text,
+wallpaper, default applications, a command's error output.
 
 Commands run with the desktop session's environment (`tasks.setup.DESKTOP_ENV`), so that
 gsettings and xdg-mime see the same session as the apps the agent used.
@@ -7,6 +7,7 @@ gsettings and xdg-mime see the same session as the apps the agent used.
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import PurePosixPath
 from urllib.parse import unquote, urlparse
@@ -138,3 +139,50 @@ def get_background_image_in_slide(spec: dict, ctx: GetterContext) -> str | None:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(slide.part.related_part(blips[0]).blob)
     return str(target)
+
+
+VLC_CONFIG = f"{SANDBOX_HOME}/.config/vlc/vlcrc"
+
+
+@getter("vlc_config")
+def get_vlc_config(spec: dict, ctx: GetterContext) -> str | None:
+    """VLC's preferences file (~/.config/vlc/vlcrc); None when VLC never wrote one."""
+    fetched = ctx.source.fetch_file(VLC_CONFIG, work_path(ctx, spec.get("dest") or "vlcrc"))
+    return str(fetched) if fetched else None
+
+
+def size_of(width: str, height: str) -> dict | None:
+    return (
+        {"width": int(width), "height": int(height)}
+        if width.isdigit() and height.isdigit()
+        else None
+    )
+
+
+@getter("vm_screen_size")
+def get_vm_screen_size(spec: dict, ctx: GetterContext) -> dict | None:
+    """The display's {"width", "height"}; None when no display answers."""
+    reply = desktop_command(ctx, "xdotool getdisplaygeometry")
+    parts = reply.get("output", "").split()
+    if reply.get("returncode", 0) != 0 or len(parts) != 2:
+        return None
+    return size_of(*parts)
+
+
+@getter("vm_window_size")
+def get_vm_window_size(spec: dict, ctx: GetterContext) -> dict | None:
+    """{"width", "height"} of the first window whose WM_CLASS (instance or class) is
+    `app_class_name`, ignoring case, as OSWorld's; None when there is none."""
+    name = spec.get("app_class_name")
+    if not isinstance(name, str) or not name:
+        raise StateActError("vm_window_size getter needs an 'app_class_name'")
+    pattern = shlex.quote(f"^{re.escape(name)}$")
+    script = (
+        f"for id in $(xdotool search --class {pattern}; xdotool search --classname {pattern}); do "
+        'xdotool getwindowgeometry --shell "$id" && break; done'
+    )
+    reply = desktop_command(ctx, script)
+    values = dict(
+        line.split("=", 1) for line in reply.get("output", "").splitlines() if "=" in line
+    )
+    return size_of(values.get("WIDTH", ""), values.get("HEIGHT", ""))

@@ -12,6 +12,7 @@ from typing import Any
 from lxml import etree
 
 from harness.kernel.core import StateActError
+from sandboxes.base import SANDBOX_HOME
 from tasks.getters import GetterContext, RootDirSource, getter, work_path
 
 RELS_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
@@ -102,3 +103,35 @@ def get_audio_in_slide(spec: dict, ctx: GetterContext) -> str | None:
             got = ctx.source.fetch_file(target[7:], work_path(ctx, dest))
             return str(got) if got else None
     return None
+
+
+DESKTOP_FOLDER = f"{SANDBOX_HOME}/Desktop"
+
+
+def desktop_entry_names(ctx: GetterContext) -> list[str]:
+    """The names of the `.desktop` files on the machine's desktop (files only, links skipped)."""
+    if isinstance(ctx.source, RootDirSource):
+        folder = ctx.source.host_path(DESKTOP_FOLDER)
+        if not folder.is_dir():
+            return []
+        entries = sorted(folder.iterdir())
+        return [
+            e.name for e in entries if e.suffix == ".desktop" and e.is_file() and not e.is_symlink()
+        ]
+    command = (
+        f"find {DESKTOP_FOLDER} -mindepth 1 -maxdepth 1 -type f -name '*.desktop' -printf '%f\\0'"
+    )
+    done = ctx.source.run_command(command, True)
+    return sorted(name for name in done.get("output", "").split("\0") if name.strip("\n"))
+
+
+@getter("shortcuts_on_desktop")
+def get_shortcuts_on_desktop(spec: dict, ctx: GetterContext) -> dict[str, str]:
+    """{path: text} of every `.desktop` shortcut on the machine's desktop, as OSWorld's getter."""
+    shortcuts = {}
+    for index, name in enumerate(desktop_entry_names(ctx)):
+        path = f"{DESKTOP_FOLDER}/{name}"
+        fetched = ctx.source.fetch_file(path, work_path(ctx, f"shortcuts/{index}.desktop"))
+        if fetched is not None:
+            shortcuts[path] = fetched.read_text(encoding="utf-8", errors="replace")
+    return shortcuts

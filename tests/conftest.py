@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+# A worktree outside the lead's checkout names the shared folder with $STATEACT_SHARED.
+SHARED = Path(os.environ.get("STATEACT_SHARED") or REPO.parent / "shared")
 OSWORLD_EXAMPLES = SHARED / "osworld-tasks" / "examples"
 
 

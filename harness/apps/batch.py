@@ -22,7 +22,7 @@ from harness.kernel.records import write_json_atomic
 from harness.kernel.secrets import redact
 from harness.run.config import RunConfig
 from harness.runner import run_task
-from sandboxes.base import SANDBOX_HOME
+from sandboxes.base import SANDBOX_HOME, check_parallel_network
 from tasks.schema import Evaluator, SetupStep, Task, load_task
 from tasks.support import check_references
 
@@ -185,6 +185,7 @@ def run_batch(
     """Run `instruction` on every file; writes OUT (outputs, runs/, summary.csv) and returns its rows."""
     if parallel < 1:
         raise StateActError("--parallel must be at least 1.")
+    check_parallel_network(config.sandbox, parallel)
     out_dir = Path(out_dir)
     items = plan_batch(instruction, expand_inputs(files), out_dir)
     check_task = checker(check)

@@ -35,6 +35,8 @@ from harness.reports.html_report import write_report, write_trajectory_html
 from harness.reports.osworld_layout import write_osworld_results
 from harness.run.config import RunConfig
 from harness.runner import run_task
+from sandboxes.base import check_parallel_network
+from sandboxes.images.apps import declared_apps, definition_name
 from tasks.schema import Task, load_task
 from tasks.support import dry_run_record, unsupported_reason
 
@@ -144,34 +146,47 @@ def task_domain(task: Task | None, path: Path) -> str:
     return "-".join(middle) or parts[0]
 
 
+def image_apps(backend: str, image: str) -> dict[str, str] | None:
+    """The OSWorld applications a docker image declares; None (not checked) for other backends
+    and for images built from no definition here."""
+    if backend != "docker":
+        return None
+    try:
+        return declared_apps(image)
+    except StateActError:
+        return None
+
+
 def dry_run(
     paths: list[str | Path],
     cache_dir: Path | None,
     emit: Callable[[dict], None],
     build_fixtures: bool = False,
     allow_host_paths: bool = False,
-) -> dict[str, int]:
-    """`emit` one runnable/unsupported record per task without running anything; returns counts by kind.
+    apps: dict[str, str] | None = None,
+    image: str = "desktop",
+    network: bool = False,
+) -> list[dict]:
+    """`emit` one record per task (runnable, or every reason why not) without running anything.
 
-    Only StateAct's own suites build their fixtures first; another suite's build script runs only
-    with `build_fixtures` (its tasks otherwise report their missing files).
+    `apps` are the applications of the chosen image (None: not checked); with `network` the tasks'
+    live pages and installs are not blockers. Only StateAct's own suites build their fixtures
+    first; another suite's build script runs only with `build_fixtures` (its tasks otherwise
+    report their missing files). Returns the records.
     """
-
-    """`emit` one runnable/unsupported record per task without running anything; returns counts by kind."""
     task_paths = discover_tasks(paths)
     ensure_suite_fixtures(task_paths, foreign=build_fixtures)
-    counts: dict[str, int] = {}
+    records = []
     for path in task_paths:
-        record = dry_run_record(path, cache_dir, allow_host_paths)
+        record = dry_run_record(path, cache_dir, allow_host_paths, apps, image, network)
         if path.parent.name == SUITE_TASKS_FOLDER:
             try:
                 record["domain"] = task_domain(load_task(path), path)
             except StateActError:
                 pass
         emit(record)
-        kind = "runnable" if record["runnable"] else record.get("reason", "?").split(":")[0]
-        counts[kind] = counts.get(kind, 0) + 1
-    return counts
+        records.append(record)
+    return records
 
 
 def bare_result(task_id: str, status: str, error: str) -> dict:
@@ -260,6 +275,7 @@ class SuiteRun:
     ):
         if parallel < 1:
             raise StateActError("--parallel must be at least 1.")
+        check_parallel_network(config.sandbox, parallel)
         self.config = config
         self.out_dir = Path(out_dir)
         self.parallel = parallel
@@ -385,8 +401,13 @@ class SuiteRun:
     def _run_loaded(self, task: Task, run_dir: Path) -> dict:
 
         task.allow_host_paths = task.allow_host_paths or self.config.allow_host_paths
+        sandbox = self.config.sandbox
         reason = unsupported_reason(
-            task, Path(self.config.cache_dir) if self.config.cache_dir else None
+            task,
+            Path(self.config.cache_dir) if self.config.cache_dir else None,
+            apps=image_apps(sandbox.backend, sandbox.image),
+            image=definition_name(sandbox.image),
+            network=sandbox.network,
         )
         if reason is not None:
             return self._write_bare(run_dir, bare_result(task.id, "unsupported", reason))

@@ -27,6 +27,7 @@ COMMANDS = {
     "report": "summarize a run directory or a suite directory",
     "sandbox": "run a command or a shell in a fresh sandbox",
     "image": "build or list the sandbox images",
+    "cache": "download the files tasks name into a cache folder",
 }
 
 

@@ -15,6 +15,7 @@ from harness.models import endpoint_provider, make_model
 from harness.run.config import CONTROL_MODES, PRESETS, RunConfig
 from harness.runner import run_task
 from sandboxes import BACKENDS
+from sandboxes.base import HOST_NETWORK
 from tasks.schema import load_task
 from tasks.support import check_references
 
@@ -72,6 +73,17 @@ def add_run_options(parser) -> None:
     parser.add_argument("--max-cost", type=float, help="stop when the run costs this many USD")
     parser.add_argument("--max-time", type=float, help="stop after this many seconds")
     parser.add_argument("--cache", help="folder with downloaded task files (OSWorld cache naming)")
+    parser.add_argument(
+        "--network",
+        action="store_true",
+        help="give each task's sandbox a network (off by default; docs/network.md)",
+    )
+    parser.add_argument(
+        "--network-mode",
+        default=HOST_NETWORK,
+        help="with --network: `host` (default; shares the host's network, one task at a time) "
+        "or the name of a Docker bridge network",
+    )
     parser.add_argument(
         "--control",
         default="stateact",
@@ -166,6 +178,8 @@ def build_config(args) -> RunConfig:
     config.gate.model = args.gate_model
     config.sandbox.backend = args.sandbox
     config.sandbox.image = args.image
+    config.sandbox.network = bool(getattr(args, "network", False))
+    config.sandbox.network_mode = getattr(args, "network_mode", HOST_NETWORK)
     config.loop.max_turns = args.max_turns
     config.loop.max_cost_usd = args.max_cost
     config.loop.max_wall_s = args.max_time

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
@@ -16,12 +17,15 @@ from harness.apps.suite import (
     task_domain,
 )
 from harness.apps.suite import dry_run as run_dry
-from harness.kernel.core import StateActError
+from harness.kernel.core import StateActError, require_one_of
 from harness.kernel.display import visible
 from harness.models import make_model
 from harness.reports.summary import summary_line
-from tasks.coverage import coverage_table, evaluator_coverage
+from sandboxes import BACKENDS
+from sandboxes.images.apps import declared_apps, definition_name
+from tasks.coverage import blocker_summary, blocker_table, coverage_table, evaluator_coverage
 from tasks.schema import load_task
+from tasks.support import reason_kind
 
 from .progress import RunsProgress
 from .run import add_run_options, add_selection_options, build_config
@@ -60,7 +64,14 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--dry-run",
         action="store_true",
-        help="print one JSON line per task (runnable or why not) and stop",
+        help="print one JSON line per task (runnable, or every reason why not), then one per "
+        "blocker with how many tasks it stops (a table of them on stderr), and stop",
+    )
+    parser.add_argument(
+        "--by-blocker",
+        action="store_true",
+        help="with --dry-run: print one JSON line per blocker (how many tasks it stops, how many "
+        "it alone stops) instead of one per task",
     )
     parser.add_argument(
         "--build-fixtures",
@@ -82,12 +93,14 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    if args.by_blocker and not args.dry_run:
+        raise StateActError("--by-blocker goes with --dry-run (it counts what stops the tasks).")
     if args.summary and not args.dry_run:
         raise StateActError("--summary goes with --dry-run (it lists what the tasks use).")
     if args.summary:
         return coverage_summary(args)
     if args.dry_run:
-        return dry_run(args)
+        return blockers_report(args)
 
     paths = list(args.paths)
     if args.demo:
@@ -180,30 +193,52 @@ def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
     return [chosen[d][0] for d in DEMO_DOMAINS if d in chosen]
 
 
-def dry_run(args) -> int:
+def dry_run(args) -> list[dict]:
+    """The dry run's records; each task's line on stdout unless --by-blocker asks for the rows."""
+
     def emit(record: dict) -> None:
-        print(json.dumps(record), flush=True)
+        if not args.by_blocker:
+            print(json.dumps(record), flush=True)
 
     if not args.build_fixtures:
         for script in foreign_build_scripts(discover_tasks(args.paths)):
             say(f"not running {script} (suite code); pass --build-fixtures to build its fixtures.")
-    counts = run_dry(
+    require_one_of("sandbox backend", args.sandbox, BACKENDS)
+    if args.sandbox != "docker":
+        say(
+            f"applications are not checked: the {args.sandbox} backend runs this machine's programs."
+        )
+    return run_dry(
         args.paths,
         Path(args.cache) if args.cache else None,
         emit,
         build_fixtures=args.build_fixtures,
         allow_host_paths=args.allow_host_paths,
+        apps=declared_apps(args.image) if args.sandbox == "docker" else None,
+        image=definition_name(args.image),
+        network=args.network,
     )
-    total = sum(counts.values())
-    say(
-        f"{total} task(s): "
-        + ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def blockers_report(args) -> int:
+    """`--dry-run`: a line per task (or per blocker with --by-blocker) on stdout; on stderr the
+    count by first reason's kind and the table of blockers."""
+    records = dry_run(args)
+    rows = blocker_summary(records)
+    if args.by_blocker:
+        for row in rows:
+            print(json.dumps(row.as_json()), flush=True)
+    counts = Counter(
+        "runnable" if record["runnable"] else reason_kind(record["reason"]) for record in records
     )
+    say(f"{len(records)} task(s): " + ", ".join(f"{kind} {n}" for kind, n in counts.most_common()))
+    runnable = counts.get("runnable", 0)
+    say(blocker_table(rows, len(records), runnable))
     return 0
 
 
 def coverage_summary(args) -> int:
-
+    """`--dry-run --summary`: the metric and getter table (stdout) and its totals (stderr)."""
     coverage = evaluator_coverage(discover_tasks(args.paths))
     print(coverage_table(coverage), flush=True)
     metrics = [row for row in coverage.rows if row.kind == "metric"]

@@ -110,8 +110,14 @@ def _check_name(name: str) -> None:
         raise StateActError(f"unknown image {name!r}; choose one of {', '.join(IMAGE_NAMES)}")
 
 
+# What an image declares about itself for the dry run (sandboxes/images/apps.py): not built into
+# the image, so editing it neither changes the image's hash nor rebuilds it.
+DECLARATION_FILES = {"osworld-apps.txt"}
+
+
 def _definition_files(directory: Path) -> list[Path]:
     files = [p for p in directory.rglob("*") if p.is_file() and not p.name.startswith(".")]
+    files = [p for p in files if p.name not in DECLARATION_FILES]
     return sorted(p for p in files if "__pycache__" not in p.parts and not p.name.endswith("~"))
 
 

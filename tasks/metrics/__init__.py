@@ -4,6 +4,7 @@ from tasks.metrics import (  # noqa: F401
     app_configs,
     archives,
     audio,
+    chrome_state,
     documents,
     general,
     image_similarity,
@@ -16,6 +17,7 @@ from tasks.metrics import (  # noqa: F401
     slides,
     table,
     video,
+    vlc_config,
 )
 from tasks.metrics.registry import METRICS, get_metric, metric
 

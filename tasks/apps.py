@@ -1,0 +1,65 @@
+"""Which of OSWorld's applications a task needs: its `related_apps` and the programs it launches.
+
+Names are OSWorld's (`libreoffice_calc`, `chrome`, `vs_code`, …); the task files spell them in
+several ways, which ALIASES folds together. An image says which it provides in its
+`osworld-apps.txt` (sandboxes/images/apps.py).
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import PurePosixPath
+
+from tasks.schema import Task
+
+ALIASES = {
+    "libreoffice calc": "libreoffice_calc",
+    "calc": "libreoffice_calc",
+    "writer": "libreoffice_writer",
+    "impress": "libreoffice_impress",
+    "vscode": "vs_code",
+    "code": "vs_code",
+    "browser": "chrome",
+    "google-chrome": "chrome",
+    "google-chrome-stable": "chrome",
+    # Ubuntu's default player in OSWorld's VM; the image's player of videos is VLC.
+    "ubuntu_media_player": "vlc",
+}
+# Programs launch steps start that belong to the system rather than to an application.
+SYSTEM_PROGRAMS = {"pkill", "killall", "bash", "sh", "sleep", "xdg-open", "python", "python3"}
+
+
+def app_name(name: str) -> str:
+    """OSWorld's canonical name for an application name or a launched program."""
+    key = name.strip().lower()
+    return ALIASES.get(key, key)
+
+
+def launched_program(command: str | list) -> str | None:
+    """The program a launch step starts (skipping `VAR=value` words), by its base name."""
+    if isinstance(command, str):
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = command.split()
+    else:
+        words = [str(word) for word in command]
+    words = [word for word in words if not ("=" in word and not word.startswith(("-", "/")))]
+    return PurePosixPath(words[0]).name if words else None
+
+
+def required_apps(task: Task) -> list[str]:
+    """Every application the task names or launches, canonical names, in first-seen order."""
+    names = [app_name(app) for app in task.related_apps]
+    for step in (*task.config, *task.evaluator.postconfig):
+        if step.type != "launch":
+            continue
+        program = launched_program(step.parameters.get("command", ""))
+        if program and program not in SYSTEM_PROGRAMS:
+            names.append(app_name(program))
+    return list(dict.fromkeys(names))
+
+
+def missing_apps(task: Task, provided: set[str] | dict[str, str]) -> list[str]:
+    """The applications the task needs that `provided` lacks."""
+    return [name for name in required_apps(task) if name not in provided]
