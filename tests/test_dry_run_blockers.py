@@ -23,9 +23,9 @@ from tasks.support import dry_run_record, file_references, task_blockers
 
 from .conftest import OSWORLD_EXAMPLES, REPO
 
-# Runnable on this branch alone with a full cache and --network; the environment branch's Chrome
-# steps and live getters bring it to 334 (measured on a scratch merge of both branches).
-RUNNABLE_FLOOR = 295
+# Issue 16's bar: runnable with a full cache and --network (334 measured; the rest need an account,
+# nautilus, or a getter not written yet, each named in its reasons).
+RUNNABLE_FLOOR = 330
 
 
 def write_task(folder: Path, name: str, **fields) -> Path:
