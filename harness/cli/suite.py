@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+from harness.apps.ray_suite import run_suite_on_ray
 from harness.apps.suite import discover_tasks, foreign_build_scripts, run_suite, task_domain
 from harness.apps.suite import dry_run as run_dry
 from harness.kernel.core import StateActError
@@ -16,6 +17,7 @@ from harness.models import make_model
 from harness.reports.summary import summary_line
 from tasks.schema import load_task
 
+from .ray_options import add_ray_options, ray_options
 from .run import add_run_options, build_config
 
 DEMO_DOMAINS = ("calc", "writer", "os", "db", "x")
@@ -62,6 +64,7 @@ def register(subparsers) -> None:
         action="store_true",
         help=f"a small varied slice; model {DEMO_MODEL} with ANTHROPIC_API_KEY, else the oracle",
     )
+    add_ray_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -80,6 +83,7 @@ def run(args) -> int:
             f"--model is required (PROVIDER/NAME, or {ORACLE_SPEC} to play the reference solutions)."
         )
     config = build_config(args)
+    ray = ray_options(args)
     if is_oracle(config.model):
         say(
             f"{NOTICE} Scores show whether the tasks, fixtures and checkers work, not how good a model is."
@@ -95,20 +99,18 @@ def run(args) -> int:
         )  # a bad spec or a missing key fails before any sandbox
     out = Path(args.out or "runs/suite")
     parallel = args.parallel or (DEMO_PARALLEL if args.demo else 1)
+    where = f"on the Ray cluster {ray.address}" if ray else f"{parallel} at a time"
     say(
-        f"running {len(paths) if args.demo else 'the'} task(s) with {config.model}, {parallel} at a time, into {out}"
+        f"running {len(paths) if args.demo else 'the'} task(s) with {config.model}, {where}, into {out}"
     )
     total = len(paths) if args.demo else len(discover_tasks(paths))
     try:
         with SuiteProgress(total, enabled=sys.stderr.isatty()) as progress:
-            summary = run_suite(
-                paths,
-                config,
-                out,
-                parallel=parallel,
-                resume=args.resume,
-                on_result=progress.advance,
-            )
+            common = dict(parallel=parallel, resume=args.resume, on_result=progress.advance)
+            if ray is None:
+                summary = run_suite(paths, config, out, **common)
+            else:
+                summary = run_suite_on_ray(paths, config, out, ray, **common)
     except KeyboardInterrupt:
         say(
             f"stopped; finished tasks are kept. Continue with the same command and --resume --out {out}"
