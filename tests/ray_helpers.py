@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import socket
 import subprocess
@@ -17,6 +18,8 @@ LOOPBACK_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
 }
+# Ray reads these when it is imported: set them before any test module imports ray.
+os.environ.update(LOOPBACK_ENV)
 RAY_PROCESS = re.compile(r"^(raylet|gcs_server|ray::.*|.*default_worker\.py.*|.*dashboard.*)$")
 
 

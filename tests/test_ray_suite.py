@@ -34,12 +34,6 @@ TASK_IDS = sorted(p.stem for p in (SUITE_DIR / "tasks").glob("*.json"))
 KILL_AFTER = 6
 
 
-@pytest.fixture(autouse=True)
-def loopback_env(monkeypatch):
-    for name, value in LOOPBACK_ENV.items():
-        monkeypatch.setenv(name, value)
-
-
 @pytest.mark.docker
 @pytest.mark.desktop
 @pytest.mark.slow

@@ -33,6 +33,8 @@ INSTALL_HINT = (
     "Ray is not installed; install it with `pip install 'stateact[ray]'` (or `make setup`)."
 )
 LOOPBACK = "127.0.0.1"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
 CONNECT_TIMEOUT_S = 5.0
 CANCEL_GRACE_S = 60.0
 # Ray's own services: no dashboard, no usage report, nothing phoned home.
@@ -56,8 +58,13 @@ class RayOptions:
     """Sandbox slots of the one-node cluster `auto` starts when none is running."""
 
 
-def import_ray():
+def import_ray(address: str = "auto"):
     """The `ray` module, or a StateActError saying how to install it."""
+    host = address.removeprefix("ray://").rpartition(":")[0]
+    if address == "auto" or host in LOOPBACK_HOSTS:
+        # Ray turns a loopback address into this machine's outward one before it dials; a
+        # cluster on 127.0.0.1 (and the one `auto` may start) must be reached where it is.
+        os.environ.setdefault(LOOPBACK_SWITCH, "0")
     try:
         import ray
     except ImportError:
@@ -86,9 +93,9 @@ class RayCluster:
     """A connection to a Ray cluster for one run; `close()` disconnects (and stops what it started)."""
 
     def __init__(self, options: RayOptions):
-        self.ray = import_ray()
-        self.options = options
         os.environ.update(QUIET_RAY_ENV)
+        self.ray = import_ray(options.address)
+        self.options = options
         common = dict(
             include_dashboard=False,
             log_to_driver=False,
