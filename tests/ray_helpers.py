@@ -101,3 +101,29 @@ def unused_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def descendants(root: int) -> set[int]:
+    """`root` and every process under it, now."""
+    listing = subprocess.run(["ps", "-eo", "pid=,ppid="], capture_output=True, text=True).stdout
+    children: dict[int, list[int]] = {}
+    for line in listing.splitlines():
+        pid, ppid = map(int, line.split())
+        children.setdefault(ppid, []).append(pid)
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        found.add(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def containers_of(pids: set[int]) -> list[str]:
+    """StateAct containers (any state) started by one of `pids` (their owner label's pid)."""
+    found = []
+    for container in docker_client().containers.list(all=True, filters={"label": LABEL}):
+        owner = container.labels.get("stateact.owner", "")
+        parts = owner.rsplit(":", 2)
+        if len(parts) == 3 and parts[1].isdigit() and int(parts[1]) in pids:
+            found.append(container.name)
+    return found

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -21,6 +23,8 @@ from tasks.suites.longhorizon.build import SUITE_DIR, ensure_fixtures
 from .conftest import require_image
 from .ray_helpers import (
     LOOPBACK_ENV,
+    containers_of,
+    descendants,
     loopback_cluster,
     marked_containers,
     non_loopback_sockets,
@@ -161,3 +165,39 @@ def test_without_ray_installed_says_how_to_install(tmp_path):
         env=env,
     )
     assert "install it with `pip install 'stateact[ray]'`" in one_sentence(done)
+
+
+@pytest.mark.docker
+@pytest.mark.desktop
+@pytest.mark.slow
+def test_ctrl_c_cancels_remote_tasks_and_their_sandboxes(tmp_path):
+    """`--ray auto` (a one-node cluster the driver starts); SIGINT to the driver once sandboxes
+    run: exit 130, and neither a sandbox nor a Ray process of that run is left."""
+    require_image("desktop")
+    argv = [sys.executable, "-m", "harness.cli", "suite", str(SUITE_DIR), "--model"]
+    argv += ["script/oracle", "--ray", "auto", "--parallel", "2", "--out", "o"]
+    env = {**os.environ, **LOOPBACK_ENV}
+    driver = subprocess.Popen(
+        argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    seen: set[int] = set()
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline and driver.poll() is None:
+            seen |= descendants(driver.pid)
+            results = tmp_path / "o" / "results.jsonl"
+            if results.exists() and results.read_text().strip() and containers_of(seen):
+                break
+            time.sleep(0.5)
+        assert driver.poll() is None, driver.communicate()[1][-2000:]
+        driver.send_signal(signal.SIGINT)
+        _, stderr = driver.communicate(timeout=180)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 130, stderr[-2000:]
+    assert "Traceback" not in stderr
+    assert containers_of(seen) == []
+    assert not seen & set(ray_pids())
+    lines = (tmp_path / "o" / "results.jsonl").read_text().splitlines()
+    assert 1 <= len(lines) < 46 and len({json.loads(x)["task_id"] for x in lines}) == len(lines)
