@@ -9,6 +9,8 @@ import socket
 import subprocess
 from collections.abc import Iterator
 
+import pytest
+
 from harness.apps.ray_cluster import RESOURCE
 from sandboxes.docker_backend import LABEL, docker_client
 
@@ -18,6 +20,21 @@ LOOPBACK_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
 }
+
+
+def require_ray():
+    """The ray module; CI (which installs the extra with `make install`) fails without it."""
+    try:
+        import ray
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("CI must install the Ray extra (`make install` does)")
+        pytest.skip(
+            "the Ray extra is not installed (make install adds it)", allow_module_level=True
+        )
+    return ray
+
+
 # Ray reads these when it is imported: set them before any test module imports ray.
 os.environ.update(LOOPBACK_ENV)
 RAY_PROCESS = re.compile(r"^(raylet|gcs_server|ray::.*|.*default_worker\.py.*|.*dashboard.*)$")

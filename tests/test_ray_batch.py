@@ -10,10 +10,10 @@ import subprocess
 import pytest
 
 from .conftest import REPO, require_image
-from .ray_helpers import LOOPBACK_ENV, loopback_cluster
+from .ray_helpers import LOOPBACK_ENV, loopback_cluster, require_ray
 from .test_batch import batch_argv, formula, make_books, make_check, read_summary, scripts
 
-pytest.importorskip("ray", reason="the Ray extra is not installed (make install adds it)")
+require_ray()
 
 
 @pytest.mark.docker

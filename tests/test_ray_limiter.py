@@ -13,9 +13,9 @@ from harness.models.anthropic_model import AnthropicModel
 from harness.models.throttle import before_request
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
-from .ray_helpers import loopback_cluster
+from .ray_helpers import loopback_cluster, require_ray
 
-ray = pytest.importorskip("ray", reason="the Ray extra is not installed (make install adds it)")
+ray = require_ray()
 
 RATE_PER_MIN = 120  # one request every 0.5 s across the cluster
 CALLS_PER_WORKER = 3

@@ -29,10 +29,11 @@ from .ray_helpers import (
     marked_containers,
     non_loopback_sockets,
     ray_pids,
+    require_ray,
     unused_port,
 )
 
-ray = pytest.importorskip("ray", reason="the Ray extra is not installed (make install adds it)")
+ray = require_ray()
 
 TASK_IDS = sorted(p.stem for p in (SUITE_DIR / "tasks").glob("*.json"))
 KILL_AFTER = 6
