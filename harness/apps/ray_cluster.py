@@ -177,9 +177,10 @@ class RayCluster:
         """Cancel running tasks (their sandboxes close as they stop), then force the stragglers."""
         for ref in refs:
             self.ray.cancel(ref, force=False)
-        _, stuck = self.ray.wait(refs, num_returns=len(refs), timeout=CANCEL_GRACE_S)
-        for ref in stuck:
-            self.ray.cancel(ref, force=True)
+        if refs:
+            _, stuck = self.ray.wait(refs, num_returns=len(refs), timeout=CANCEL_GRACE_S)
+            for ref in stuck:
+                self.ray.cancel(ref, force=True)
         self.sweep()
 
     def close(self) -> None:
@@ -215,6 +216,14 @@ class BucketGate:
         import ray
 
         time.sleep(ray.get(self.bucket.reserve.remote()))
+
+
+def lost_task(ray, exc: Exception, retries: int) -> tuple[str, str]:
+    """(status, reason) of a Ray task that gave no result: its node lost, or its code failed."""
+    if isinstance(exc, ray.exceptions.RayTaskError):
+        return "error", f"the task failed on its node: {exc.cause!r}"[:2000]
+    reason = f"its Ray node or worker was lost {retries + 1} time(s): {type(exc).__name__}"
+    return "node_lost", reason
 
 
 def use_limiter(limiter) -> None:

@@ -26,6 +26,7 @@ from .ray_cluster import (
     RayCluster,
     RayOptions,
     ensure_image,
+    lost_task,
     node_identity,
     pack_folder,
     unpack_folder,
@@ -126,9 +127,8 @@ class RaySuiteRun(SuiteRun):
         try:
             reply = ray.get(ref)
         except ray.exceptions.RayError as exc:
-            tries = self.options.retries + 1
-            reason = f"its Ray node or worker was lost {tries} time(s): {type(exc).__name__}"
-            result = write_bare(run_dir, bare_result(self._task_id(path), NODE_LOST, reason))
+            status, reason = lost_task(ray, exc, self.options.retries)
+            result = write_bare(run_dir, bare_result(self._task_id(path), status, reason))
             return self.record(path, run_dir, result, None, node=None)
         unpack_folder(reply.pop("archive"), run_dir)
         result = reply.pop("result")
