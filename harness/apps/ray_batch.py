@@ -23,6 +23,7 @@ from .ray_cluster import (
     RayCluster,
     RayOptions,
     ensure_image,
+    lost_task,
     node_identity,
     pack_folder,
     unpack_folder,
@@ -120,13 +121,11 @@ def _collect(ray, ref, item: BatchItem, options: RayOptions) -> dict:
     try:
         reply = ray.get(ref)
     except ray.exceptions.RayError as exc:
-        reason = (
-            f"its Ray node or worker was lost {options.retries + 1} time(s): {type(exc).__name__}"
-        )
-        result = bare_result(f"batch-{item.name}", "node_lost", reason)
+        status, reason = lost_task(ray, exc, options.retries)
+        result = bare_result(f"batch-{item.name}", status, reason)
         item.run_dir.mkdir(parents=True)
         write_json_atomic(item.run_dir / "result.json", result)
-        row = {"file": str(item.source), "status": "node_lost", "gate_passed": None}
+        row = {"file": str(item.source), "status": status, "gate_passed": None}
         return {**row, "cost_usd": 0.0, "output": "", "score": None, "error": reason, "node": None}
     unpack_folder(reply.pop("archive"), item.run_dir)
     output = reply.pop("output")
