@@ -42,6 +42,7 @@ KILL_AFTER = 6
 @pytest.mark.docker
 @pytest.mark.desktop
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # 46 desktop tasks on two cores: about 7 minutes on a busy machine
 def test_two_nodes_one_killed_mid_run_every_task_once(tmp_path):
     require_image("desktop")
     ensure_fixtures()
