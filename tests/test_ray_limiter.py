@@ -69,3 +69,15 @@ def test_workers_share_one_budget():
     # Six requests at two per second: at least 2.5 s from first to last, no two at once.
     assert arrivals[-1] - arrivals[0] >= 2.4, gaps
     assert min(gaps) >= 0.3, gaps
+
+
+def test_a_task_without_result_is_lost_or_failed():
+    from harness.apps.ray_cluster import lost_task
+
+    status, reason = lost_task(ray, ray.exceptions.WorkerCrashedError(), retries=3)
+    assert status == "node_lost" and "lost 4 time(s)" in reason
+    failed = ray.exceptions.RayTaskError("run_suite_task", "tb", ValueError("bad task"))
+    assert lost_task(ray, failed, retries=3) == (
+        "error",
+        "the task failed on its node: ValueError('bad task')",
+    )
