@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness.apps.ray_cluster import TokenBucket, use_limiter
+from harness.apps.ray_cluster import TokenBucket, lost_task, use_limiter
 from harness.models import ModelConfig
 from harness.models.anthropic_model import AnthropicModel
 from harness.models.throttle import before_request
@@ -72,8 +72,6 @@ def test_workers_share_one_budget():
 
 
 def test_a_task_without_result_is_lost_or_failed():
-    from harness.apps.ray_cluster import lost_task
-
     status, reason = lost_task(ray, ray.exceptions.WorkerCrashedError(), retries=3)
     assert status == "node_lost" and "lost 4 time(s)" in reason
     failed = ray.exceptions.RayTaskError("run_suite_task", "tb", ValueError("bad task"))
