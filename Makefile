@@ -6,12 +6,16 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup engine install images demo test test-fast bench lint format
+.PHONY: setup engine host-tools install images demo test test-fast bench lint format
 
-setup: engine install images
+setup: engine host-tools install images
 
 engine:
 	bash .ci/install-engine.sh
+
+# Debian tools the checkers run on the host (Tesseract for OCR, ffmpeg for videos).
+host-tools:
+	bash .ci/install-host-tools.sh
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

@@ -2,26 +2,53 @@
 
 Baselines are the reference computer-use demo's ways: start the X server, window manager and app,
 then sleep a fixed 10 s before trusting the screen; and a fixed 2 s sleep after every action before
-the screenshot.
+the screenshot. The driver rows compare the toolbox's `desktop.*` methods with the way the driver
+was called before (its source in a Python cell on every call, the screenshot as base64 in JSON in
+stdout in JSON, and a full-screen grab at every poll of the settle wait; `legacy_driver.py`),
+sampled alternately so both see the same load.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import statistics
+import time
+from collections.abc import Callable
 
 import openpyxl
 
 from sandboxes import SandboxConfig, open_sandbox
 from subagents.desktop import Desktop
+from subagents.gui import CLICKS, ComputerTool
 
 from . import Row, median_time, row
+from .legacy_driver import LegacyDesktop
 
 RUNS = 3
 BOOK = "/home/user/bench.xlsx"
 SIZE = (1280, 720)
 FIXED_START_SLEEP_S = 10.0
 FIXED_ACTION_SLEEP_S = 2.0
+DRIVER_RUNS = 20
+CHANNEL_RUNS = (
+    50  # the cheap rows: more samples, since a few ms differ under a shared machine's noise
+)
+MODEL = "claude-sonnet-4-5"  # sees 1280x720 unscaled
+
+
+def paired_medians(ours: Callable[[], object], theirs: Callable[[], object], runs: int):
+    """Medians of both, sampled alternately and in alternating order (after one warm-up each) so
+    drifting load and whatever one leaves behind for the next hit both alike."""
+    ours(), theirs()
+    samples: tuple[list[float], list[float]] = ([], [])
+    pairs = [(ours, samples[0]), (theirs, samples[1])]
+    for run in range(runs):
+        for action, kept in pairs if run % 2 == 0 else pairs[::-1]:
+            started = time.perf_counter()
+            action()
+            kept.append(time.perf_counter() - started)
+    return statistics.median(samples[0]), statistics.median(samples[1])
 
 
 def _workbook() -> str:
@@ -74,14 +101,14 @@ def rows() -> list[Row]:
 
         def action_settled():
             x = 200 + next(moves) % 400
-            desktop.act([["mousemove", "--sync", str(x), "300"], ["click", "1"]], SIZE)
+            desktop.act([["mousemove", "--sync", str(x), "300"], CLICKS["left_click"]], SIZE)
 
         def action_fixed_wait():
             x = 200 + next(moves) % 400
             desktop.act(
                 [
                     ["mousemove", "--sync", str(x), "300"],
-                    ["click", "1"],
+                    CLICKS["left_click"],
                     ["sleep", str(FIXED_ACTION_SLEEP_S)],
                 ],
                 SIZE,
@@ -98,4 +125,56 @@ def rows() -> list[Row]:
                 note="settled = unchanged for 0.25 s, capped at 2 s",
             )
         )
+        results += _driver_rows(desktop, LegacyDesktop(sandbox), moves)
     return results
+
+
+def _driver_rows(desktop: Desktop, legacy: LegacyDesktop, moves) -> list[Row]:
+    tool = ComputerTool(desktop, MODEL)
+    assert tool.scale.declared == SIZE, "the bench screen must not be scaled for the model"
+
+    def left_click():
+        tool(action="left_click", coordinate=[200 + next(moves) % 400, 300])
+
+    def left_click_before():  # the commands the computer tool sends for a left_click
+        x = 200 + next(moves) % 400
+        legacy.act([["mousemove", "--sync", str(x), "300"], CLICKS["left_click"]], SIZE)
+
+    def move(target):
+        def action():
+            x = 200 + next(moves) % 400
+            target.act([["mousemove", "--sync", str(x), "300"]], SIZE, 0.0)
+
+        return action
+
+    before = "before: driver source in a Python cell, PNG as base64 in stdout in JSON"
+    clicks = paired_medians(left_click, left_click_before, DRIVER_RUNS)
+    moves_only = paired_medians(move(desktop), move(legacy), CHANNEL_RUNS)
+    shots = paired_medians(
+        lambda: desktop.screenshot(SIZE), lambda: legacy.screenshot(SIZE), CHANNEL_RUNS
+    )
+    return [
+        row(
+            "GUI action round trip: computer tool left_click + settled screenshot",
+            clicks[0],
+            DRIVER_RUNS,
+            before,
+            clicks[1],
+            note="desktop.act; the settle wait (0.25 s unchanged) dominates both",
+        ),
+        row(
+            "GUI action round trip without settle wait (mouse move + screenshot)",
+            moves_only[0],
+            CHANNEL_RUNS,
+            before,
+            moves_only[1],
+            note="the same xdotool work on both sides: the driver call's own cost",
+        ),
+        row(
+            "screenshot round trip (1280x720 PNG), desktop.screenshot",
+            shots[0],
+            CHANNEL_RUNS,
+            before,
+            shots[1],
+        ),
+    ]

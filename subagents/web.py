@@ -1,20 +1,16 @@
 """The web specialist's tools: a headless Chromium inside the sandbox, driven through the DOM.
 
-The browser lives in `browser_driver.py`, loaded into its own Python session in the sandbox, so it
-keeps its pages between calls. Every failure (no match for a selector, a failed navigation, a script
+The browser lives in the toolbox's browser driver (`sandboxes/toolbox/drivers/browser.py`), a
+process of its own in the sandbox, so it keeps its pages between calls; each command is one
+`browser.*` toolbox call. Every failure (no match for a selector, a failed navigation, a script
 that throws) comes back as a `ToolError` with the reason.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from harness.kernel.core import ToolResult, ToolSpec
 
-from .remote import RemoteDriver
-
-DRIVER_SOURCE = Path(__file__).parent / "browser_driver.py"
-SESSION = "stateact-browser"
+COMMAND_TIMEOUT_S = 90.0
 SELECTOR_HELP = 'A CSS selector; the handles from read_dom work as [data-sa-id="e3"] (or just e3).'
 
 
@@ -22,10 +18,10 @@ class Browser:
     """The sandbox's browser session (started on the first command)."""
 
     def __init__(self, sandbox):
-        self.driver = RemoteDriver(sandbox, SESSION, DRIVER_SOURCE)
+        self.sandbox = sandbox
 
     def call(self, command: str, **args) -> dict:
-        return self.driver.call(command, timeout=90, **args)
+        return self.sandbox.call(f"browser.{command}", timeout=COMMAND_TIMEOUT_S, **args)
 
 
 def _where(result: dict) -> str:

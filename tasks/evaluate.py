@@ -56,10 +56,8 @@ def combine(values: list[float], conj: str) -> float:
 
 def run_metric(name: str, result_spec, expected_spec, options, ctx: GetterContext) -> MetricResult:
     """One metric on freshly fetched getter values; any failure becomes an error result."""
-    try:
-        fn = METRICS.get(name)
-        if fn is None:
-            return MetricResult(name=name, value=0.0, error=f"unknown metric {name!r}")
+
+    def fetch_result():
         # Result and expected files land in separate folders: tasks give both the same `dest`.
         result = run_getter(result_spec, replace(ctx, work_dir=ctx.work_dir / "result"))
         if (
@@ -67,17 +65,29 @@ def run_metric(name: str, result_spec, expected_spec, options, ctx: GetterContex
             and isinstance(result_spec, dict)
             and result_spec.get("type") in FILE_GETTERS
         ):
-            missing = result_spec.get("path")
-            return MetricResult(
-                name=name, value=0.0, error=f"the result file {missing} does not exist"
-            )
+            raise StateActError(f"the result file {result_spec.get('path')} does not exist")
+        return result
+
+    def fetch_expected():
+        return run_getter(expected_spec, replace(ctx, work_dir=ctx.work_dir / "expected"))
+
+    return apply_metric(
+        name, fetch_result, None if expected_spec is None else fetch_expected, options
+    )
+
+
+def apply_metric(name: str, fetch_result, fetch_expected, options) -> MetricResult:
+    """Metric `name` on the values the fetch callables return (no `fetch_expected`: no expected)."""
+    try:
+        fn = METRICS.get(name)
+        if fn is None:
+            return MetricResult(name=name, value=0.0, error=f"unknown metric {name!r}")
+        result = fetch_result()
         kwargs = options if isinstance(options, dict) else {}
-        if expected_spec is not None:
-            expected = run_getter(expected_spec, replace(ctx, work_dir=ctx.work_dir / "expected"))
-            value = fn(result, expected, **kwargs)
+        if fetch_expected is not None:
+            value = float(fn(result, fetch_expected(), **kwargs))
         else:
-            value = fn(result, **kwargs)
-        value = float(value)
+            value = float(fn(result, **kwargs))
         if not 0.0 <= value <= 1.0:
             return MetricResult(
                 name=name, value=0.0, error=f"metric {name} returned {value}, outside [0, 1]"
@@ -88,6 +98,12 @@ def run_metric(name: str, result_spec, expected_spec, options, ctx: GetterContex
         if not isinstance(exc, StateActError | ToolError):
             reason = f"{type(exc).__name__}: {reason}"
         return MetricResult(name=name, value=0.0, error=reason)
+
+
+def run_metric_value(name: str, result, expected, options) -> float:
+    """Metric `name` on values already fetched (`expected` None: the task has none); 0 on any error."""
+    fetch_expected = None if expected is None else (lambda: expected)
+    return apply_metric(name, lambda: result, fetch_expected, options).value
 
 
 def evaluate(

@@ -83,11 +83,13 @@ class SandboxSource:
         return dest
 
     def run_command(self, command: str | list[str], shell: bool) -> dict:
+        # OSWorld's getter returns the command's stdout only: stderr is dropped inside the machine,
+        # since `exec` gives the two streams combined.
         if shell or isinstance(command, str):
             text = command if isinstance(command, str) else shlex.join(command)
-            argv = ["bash", "-c", text]
+            argv = ["bash", "-c", "{ " + text + "\n} 2>/dev/null"]
         else:
-            argv = list(command)
+            argv = ["bash", "-c", 'exec "$@" 2>/dev/null', "bash", *command]
         code, output = self.sandbox.exec(argv, timeout=self.timeout)
         return {"output": output, "returncode": code}
 
@@ -287,4 +289,4 @@ def get_accessibility_tree(spec: dict, ctx: GetterContext) -> str:
 
 
 # Registered at import time through @getter; imported last because they use the helpers above.
-from tasks import getters_chrome, getters_desktop  # noqa: E402, F401
+from tasks import getters_chrome, getters_desktop, getters_files  # noqa: E402, F401

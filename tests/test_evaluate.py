@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import openpyxl
@@ -219,10 +220,28 @@ def test_sandbox_source(tmp_path):
     source = SandboxSource(sandbox)
     assert source.fetch_file("/home/user/x.txt", tmp_path / "got/x.txt").read_text() == "x"
     assert source.fetch_file("/home/user/none", tmp_path / "got/none") is None
-    assert source.run_command("echo hi | wc -c", shell=True)["output"] == "out:echo hi | wc -c"
-    assert sandbox.calls[-1] == ["bash", "-c", "echo hi | wc -c"]
-    source.run_command(["ls", "/home/user"], shell=False)
-    assert sandbox.calls[-1] == ["ls", "/home/user"]
+
+
+class CombinedOutputSandbox:
+    """Runs commands with real bash on this host and, like `Sandbox.exec`, mixes stderr into stdout."""
+
+    def exec(self, argv, timeout=120.0, user="user"):
+        done = subprocess.run(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout
+        )
+        return done.returncode, done.stdout
+
+
+def test_vm_command_line_returns_stdout_only():
+    # OSWorld's getter returns the command's stdout; stderr never reaches the metric.
+    source = SandboxSource(CombinedOutputSandbox())
+    noisy = "echo out; echo err >&2; printf 'two words' # a trailing comment"
+    assert source.run_command(noisy, shell=True)["output"] == "out\ntwo words"
+    listed = source.run_command(["bash", "-c", "echo a; echo b >&2; exit 3"], shell=False)
+    assert listed == {"output": "a\n", "returncode": 3}
+    assert (
+        source.run_command(["printf", "%s|", "x y", "$HOME"], shell=False)["output"] == "x y|$HOME|"
+    )
 
 
 def test_check_command(calc_setup, tmp_path, capsys):

@@ -15,7 +15,8 @@ from pptx.oxml.ns import nsdecls
 from harness.kernel.core import StateActError
 from tasks.getters import GetterContext, RootDirSource, run_getter
 from tasks.metrics.general import check_include_exclude
-from tasks.metrics.images import check_config_status, compare_images
+from tasks.metrics.image_similarity import compare_images
+from tasks.metrics.images import check_config_status
 from tasks.schema import load_task
 
 
@@ -129,7 +130,8 @@ def deck_with_background(path: Path, picture: Path) -> None:
 
 def test_background_image_in_slide(tmp_path):
     picture = tmp_path / "landscape.png"
-    Image.new("RGB", (8, 6), (10, 200, 30)).save(picture)
+    # At least SSIM's 7-pixel window on each side: compare_images scores smaller pictures 0.
+    Image.new("RGB", (16, 12), (10, 200, 30)).save(picture)
     deck = tmp_path / "root/home/user/Desktop/deck.pptx"
     deck.parent.mkdir(parents=True)
     deck_with_background(deck, picture)

@@ -16,13 +16,12 @@ from tasks.metrics.app_configs import (
     check_accessibility_tree,
     check_thunderbird_filter,
     check_thunderbird_prefs,
-    compare_archive,
     compare_config,
-    compare_zip_files,
     is_expected_installed_extensions,
     is_extension_installed,
     parse_prefs,
 )
+from tasks.metrics.archives import compare_archive, compare_zip_files
 from tests.test_metrics_pdfs import write_pdf
 
 PREFS = r"""// Mozilla User Preferences
@@ -189,9 +188,10 @@ def test_compare_archive_with_pdfs(tmp_path):
     missing = make_zip(
         tmp_path, "missing.zip", {"lecture_slides/week0.pdf": members["lecture_slides/week0.pdf"]}
     )
-    assert compare_archive(missing, gold, file_type="pdf") == 0.0
+    folder = {"file_type": "pdf", "file_path": "lecture_slides"}
+    assert compare_archive(missing, gold, **folder) == 0.0
     changed = {**members, "lecture_slides/week1.pdf": pdf_bytes("Something else entirely")}
-    partial = compare_archive(make_zip(tmp_path, "changed.zip", changed), gold, file_type="pdf")
+    partial = compare_archive(make_zip(tmp_path, "changed.zip", changed), gold, **folder)
     assert 0.5 <= partial < 1.0
     tar_gold = make_tar(tmp_path, "gold.tar.gz", {"a.pdf": pdf_bytes("A")})
     assert (
@@ -246,5 +246,8 @@ def test_check_accessibility_tree_xpath():
     assert check_accessibility_tree(TREE, rules) == 1.0
     assert check_accessibility_tree(TREE.replace("anonym-x2024", "someone"), rules) == 0.0
     assert check_accessibility_tree("", rules) == 0.0
-    with pytest.raises(StateActError, match="only 'xpath'"):
-        check_accessibility_tree(TREE, [{"selectors": ["application[name=Thunderbird]"]}])
+    # CSS selectors work as in OSWorld (lxml's cssselect).
+    assert check_accessibility_tree(TREE, [{"selectors": ["application[name=Thunderbird]"]}]) == 1.0
+    assert check_accessibility_tree(TREE, [{"selectors": ["application[name=Firefox]"]}]) == 0.0
+    with pytest.raises(StateActError, match="needs an 'xpath' or 'selectors'"):
+        check_accessibility_tree(TREE, [{"text": "x"}])

@@ -113,7 +113,7 @@ def test_missing_and_corrupt_files_score_zero(tmp_path, gold):
 
 def test_unknown_option_is_a_clear_error(gold):
     with pytest.raises(StateActError, match="no option 'ignore_colour'"):
-        score("compare_docx_files", gold, gold, ignore_colour=True)
+        score("compare_line_spacing", gold, gold, ignore_colour=True)
     assert score("compare_docx_files", gold, gold, _note="comment keys are ignored") == 1.0
 
 
@@ -121,9 +121,7 @@ def test_ignore_new_lines(tmp_path, gold):
     joined = write_docx(
         tmp_path / "r.docx", ["Quarterly report Sales rose by ten percent.", "Costs stayed flat."]
     )
-    assert (
-        score("compare_docx_files_and_ignore_new_lines", joined, gold, ignore_blanks=False) == 1.0
-    )
+    assert score("compare_docx_files_and_ignore_new_lines", joined, gold) == 1.0
     assert (
         score(
             "compare_docx_files_and_ignore_new_lines", gold, write_docx(tmp_path / "x.docx", ["x"])
@@ -159,8 +157,9 @@ def test_font_names(tmp_path):
     def via_style(document):
         document.styles["Normal"].font.name = "Times New Roman"
 
+    # OSWorld reads each run's own font name: a font set through the style does not count.
     assert (
-        score("compare_font_names", write_docx(tmp_path / "c.docx", build=via_style), rules) == 1.0
+        score("compare_font_names", write_docx(tmp_path / "c.docx", build=via_style), rules) == 0.0
     )
 
 
@@ -211,10 +210,8 @@ def test_subscript_contains(tmp_path):
 def test_page_numbers_in_footers(tmp_path):
     def numbered(document):
         footer = document.sections[0].footer.paragraphs[0]
-        field = (
-            f'<w:fldSimple xmlns:w="{docx.oxml.ns.nsmap["w"]}" w:instr=" PAGE \\* MERGEFORMAT "/>'
-        )
-        footer._p.append(parse_xml(field))
+        # OSWorld's proxy for a page number: a digit in the first footer paragraph's text.
+        footer.add_run("Page 1")
 
     assert (
         score("has_page_numbers_in_footers", write_docx(tmp_path / "a.docx", build=numbered)) == 1.0
@@ -265,10 +262,9 @@ def test_docx_images(tmp_path):
 
 def test_insert_equation(tmp_path):
     def equation(document):
-        math = 'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"'
-        document.paragraphs[0]._p.append(
-            parse_xml(f"<m:oMath {math}><m:r><m:t>x</m:t></m:r></m:oMath>")
-        )
+        # OSWorld counts an OLE object (w:object) inside a run, as LibreOffice saves Math formulas.
+        w = f'xmlns:w="{docx.oxml.ns.nsmap["w"]}"'
+        document.paragraphs[0].runs[0]._r.append(parse_xml(f"<w:object {w}/>"))
 
     gold = write_docx(tmp_path / "g.docx", build=equation)
     assert (
@@ -328,7 +324,8 @@ def colored_words(vowel_color):
 
 def test_colored_words_in_tables(tmp_path):
     gold = write_docx(tmp_path / "g.docx", build=colored_words(RGBColor(0xFF, 0, 0)))
-    red = write_docx(tmp_path / "a.docx", build=colored_words(RGBColor(0xC9, 0x21, 0x1E)))
+    # OSWorld's threshold (CIEDE2000 3.5) accepts a near red, not LibreOffice's "Dark Red 2".
+    red = write_docx(tmp_path / "a.docx", build=colored_words(RGBColor(0xFA, 0x05, 0x05)))
     green = write_docx(tmp_path / "b.docx", build=colored_words(RGBColor(0, 0xA0, 0)))
     assert score("evaluate_colored_words_in_tables", red, gold) == 1.0
     assert score("evaluate_colored_words_in_tables", green, gold) == 0.0
@@ -415,7 +412,7 @@ def test_libreoffice_settings(tmp_path):
         tmp_path / "registrymodifications.xcu",
         ("/org.openoffice.Office.Writer/DefaultFont", "Standard", "Times New Roman"),
         ("/org.openoffice.Office.Impress/Misc/Start", "EnablePresenterScreen", "false"),
-        ("/org.openoffice.Office.Recovery/AutoSave", "TimeIntervall", "3"),
+        ("/org.openoffice.Office.Common/Save/Document", "AutoSaveTimeIntervall", "3"),
     )
     empty = write_xcu(tmp_path / "empty.xcu")
     assert score("find_default_font", xcu, {"font_name": "Times New Roman"}) == 1.0

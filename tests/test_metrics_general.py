@@ -67,8 +67,10 @@ def test_string_metrics():
     assert literal_match("A", "a", ignore_case=True) == 1.0
     assert literal_match("A", "a") == 0.0
     assert literal_match(["x", 1], ["x", "1"], type="list") == 1.0
-    assert is_utc_0("      Time zone: Etc/UTC (UTC, +0000)\n") == 1.0
-    assert is_utc_0("      Time zone: Asia/Tokyo (JST, +0900)\n") == 0.0
+    # OSWorld reads the fourth line of `timedatectl status`, the time zone.
+    head = "Local time: x\nUniversal time: y\nRTC time: z\n"
+    assert is_utc_0(head + "      Time zone: Etc/UTC (UTC, +0000)\n") == 1.0
+    assert is_utc_0(head + "      Time zone: Asia/Tokyo (JST, +0900)\n") == 0.0
 
 
 def test_file_metrics(tmp_path):
@@ -80,9 +82,9 @@ def test_file_metrics(tmp_path):
     assert check_list(out, {"unexpect": ["other"]}) == 0.0
     assert check_list(None, {"expect": []}) == 0.0
     a = write(tmp_path, "a.txt", "line one\nline two\n")
-    b = write(tmp_path, "b.txt", "line one\nline 2\n")
+    b = write(tmp_path, "b.txt", "line one\nline 2\nline three\n")
     assert diff_text_file(a, a) == 1.0
-    assert 0.5 < diff_text_file(a, b) < 1.0
+    assert diff_text_file(a, b) == pytest.approx(2 * 1 / 5)  # lines compared, not characters
     assert diff_text_file(a, None) == 0.0
     assert compare_text_file(a, write(tmp_path, "c.txt", "line  one\n line two")) == 0.0
     assert (
@@ -133,17 +135,21 @@ def test_csv_and_json_metrics(tmp_path):
 
 
 def test_check_direct_json_object():
+    assert check_direct_json_object('{"a": "1", "b": "Kili"}\n', {"expected": {"a": "1"}}) == 1.0
+    # Without expect_in_result OSWorld compares a listed value as a whole list.
     assert (
         check_direct_json_object(
             '{"a": "1", "b": "Kili"}\n', {"expected": {"a": "1", "b": ["Kili", "kili"]}}
         )
-        == 1.0
+        == 0.0
     )
     assert check_direct_json_object({"a": "2"}, {"expected": {"a": "1"}}) == 0.0
     assert check_direct_json_object({}, {"expected": {"a": "1"}}) == 0.0
     assert check_direct_json_object("not json", {"expected": {"a": "1"}}) == 0.0
     rules = {"expected": {"to": ["STO", "ARN"], "time": ["2024-01-15"]}, "expect_in_result": True}
-    assert check_direct_json_object({"to": "ARN", "time": "Mon 2024-01-15"}, rules) == 1.0
+    assert check_direct_json_object({"to": "ARN", "time": "2024-01-15"}, rules) == 1.0
+    # A listed value must equal the result's string exactly (OSWorld).
+    assert check_direct_json_object({"to": "ARN", "time": "Mon 2024-01-15"}, rules) == 0.0
     assert check_direct_json_object({"to": "OSL", "time": "2024-01-15"}, rules) == 0.0
 
 

@@ -115,6 +115,7 @@ def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(
     print(
         f"desktop + Calc with the file open in {opened_s:.1f} s (desktop start {desktop.start_seconds:.1f} s)"
     )
+    assert desktop.screen_watch == "damage"  # the settle wait grabs only after X reports drawing
 
     def click_red_cell(system, messages, tools):
         return _computer("left_click", coordinate=_red_centre(_images(messages)[-1]))

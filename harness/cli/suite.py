@@ -15,6 +15,7 @@ from harness.kernel.core import StateActError
 from harness.kernel.display import visible
 from harness.models import make_model
 from harness.reports.summary import summary_line
+from tasks.coverage import coverage_table, evaluator_coverage
 from tasks.schema import load_task
 
 from .ray_options import add_ray_options, ray_options
@@ -60,6 +61,12 @@ def register(subparsers) -> None:
         help="with --dry-run, run the build.py of suites that did not ship with StateAct",
     )
     parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="with --dry-run: print instead every metric and getter the tasks use, implemented or "
+        "missing, with how many tasks use it",
+    )
+    parser.add_argument(
         "--demo",
         action="store_true",
         help=f"a small varied slice; model {DEMO_MODEL} with ANTHROPIC_API_KEY, else the oracle",
@@ -69,6 +76,10 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    if args.summary and not args.dry_run:
+        raise StateActError("--summary goes with --dry-run (it lists what the tasks use).")
+    if args.summary:
+        return coverage_summary(args)
     if args.dry_run:
         return dry_run(args)
 
@@ -215,5 +226,20 @@ def dry_run(args) -> int:
     say(
         f"{total} task(s): "
         + ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    )
+    return 0
+
+
+def coverage_summary(args) -> int:
+
+    coverage = evaluator_coverage(discover_tasks(args.paths))
+    print(coverage_table(coverage), flush=True)
+    metrics = [row for row in coverage.rows if row.kind == "metric"]
+    getters = [row for row in coverage.rows if row.kind == "getter"]
+    say(
+        f"{coverage.tasks} task(s): metrics {sum(r.implemented for r in metrics)} of {len(metrics)} "
+        f"implemented, getters {sum(r.implemented for r in getters)} of {len(getters)}; "
+        f"{coverage.covered} task(s) use only implemented ones"
+        + (f"; {coverage.unreadable} unreadable task file(s)" if coverage.unreadable else "")
     )
     return 0

@@ -11,7 +11,8 @@ true` on bash.*/python.*, or every session of a toolbox started with `--observer
 anything the agent can write (see `observer.py`). `proc.run` always runs as an observer.
 
 Methods: ping, bash.run, bash.interrupt, bash.restart, python.run, python.restart, editor.run,
-image.view, file.read, file.write, file.stat, fs.changed, proc.run.
+image.view, file.read, file.write, file.stat, fs.changed, proc.run, and the drivers' methods
+`desktop.*` and `browser.*` (see driver_process.py), each taking `timeout` besides its own params.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
+from functools import partial
 
 from .bash_session import BashSession
+from .driver_process import FUNCTIONS as DRIVER_FUNCTIONS
+from .driver_process import DriverProcess
 from .editor import Editor
 from .errors import BadRequest, ToolError
 from .files import changed_files, read_file, stat_file, write_file
@@ -91,7 +95,7 @@ class Toolbox:
         self.workdir = tempfile.mkdtemp(prefix="stateact-toolbox-")
         self.bash_sessions: dict[str, BashSession] = {}
         self.python: PythonSession | None = None
-        # Named interpreters beside the default one (e.g. the web specialist's browser driver).
+        # Named interpreters beside the default one (a second notebook for a script or a test).
         self.python_sessions: dict[str, PythonSession] = {}
         self.editor = Editor(cwd=self.default_cwd)
         self.methods: dict[str, Callable[[dict], dict]] = {
@@ -111,6 +115,10 @@ class Toolbox:
             "fs.changed": self.fs_changed,
             "proc.run": self.proc_run,
         }
+        self.drivers: dict[str, DriverProcess] = {}
+        for driver, functions in DRIVER_FUNCTIONS.items():
+            for function in functions:
+                self.methods[f"{driver}.{function}"] = partial(self.driver_call, driver, function)
 
     def default_cwd(self) -> str:
         session = self.bash_sessions.get(DEFAULT_SESSION)
@@ -136,6 +144,9 @@ class Toolbox:
         for session in self.python_sessions.values():
             session.close()
         self.python_sessions.clear()
+        for driver in self.drivers.values():
+            driver.close()
+        self.drivers.clear()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _observes(self, params: dict) -> bool:
@@ -209,6 +220,14 @@ class Toolbox:
                 )
             session = self.python_sessions[name] = PythonSession(observes)
         return session
+
+    # -- drivers -------------------------------------------------------------------------------
+    def driver_call(self, driver: str, function: str, params: dict) -> dict:
+        timeout = positive(params, "timeout", 60.0)
+        args = {name: value for name, value in params.items() if name != "timeout"}
+        if driver not in self.drivers:
+            self.drivers[driver] = DriverProcess(driver, self.workdir)
+        return self.drivers[driver].call(function, args, timeout)
 
     # -- files ---------------------------------------------------------------------------------
     def editor_run(self, params: dict) -> dict:

@@ -1,6 +1,22 @@
 """OSWorld metrics. Importing this package registers every metric in `registry.METRICS`."""
 
-from tasks.metrics import app_configs, documents, general, images, pdfs, slides, table  # noqa: F401
+from tasks.metrics import (  # noqa: F401
+    app_configs,
+    archives,
+    audio,
+    documents,
+    general,
+    image_similarity,
+    image_text,
+    images,
+    media,
+    misc_files,
+    pdfs,
+    python_tests,
+    slides,
+    table,
+    video,
+)
 from tasks.metrics.registry import METRICS, get_metric, metric
 
 __all__ = ["METRICS", "get_metric", "metric"]

@@ -8,17 +8,16 @@ from __future__ import annotations
 import json
 import re
 import tarfile
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
 from lxml import etree
+from rapidfuzz import fuzz
 
 from harness.kernel.core import StateActError
-from tasks.metrics.documents import UnreadableFile, ratio
+from tasks.metrics.documents import UnreadableFile
 from tasks.metrics.general import compare_with_method, read_text, rule_value
-from tasks.metrics.pdfs import pdf_similarity
 from tasks.metrics.registry import metric
 
 USER_PREF = re.compile(r'^\s*user_pref\(\s*("(?:[^"\\]|\\.)*")\s*,\s*(.*?)\s*\)\s*;\s*$')
@@ -192,47 +191,6 @@ def relative_to_folder(members: dict[str, Path], folder: str | None) -> dict[str
     return {name.removeprefix(prefix): path for name, path in members.items()}
 
 
-def member_similarity(mine: Path, gold: Path, file_type: str) -> float:
-    if file_type == "pdf":
-        return pdf_similarity(str(mine), str(gold))
-    if file_type in ("txt", "text", "md", "csv", "py", "json"):
-        return ratio(mine.read_text(errors="replace"), gold.read_text(errors="replace"))
-    return float(mine.read_bytes() == gold.read_bytes())
-
-
-@metric("compare_archive")
-def compare_archive(
-    result: str | None, expected: str | None, file_type: str = "", file_path: str = "", **_: Any
-) -> float:
-    """Fraction: 0.0 unless both archives hold the same file names; then the mean similarity of the
-    members (PDF and text members by their text, others byte for byte)."""
-    if result is None or not Path(result).is_file():
-        return 0.0
-    if expected is None or not Path(expected).is_file():
-        raise StateActError("the expected archive does not exist")
-    with tempfile.TemporaryDirectory() as scratch:
-        try:
-            mine = relative_to_folder(archive_members(result, Path(scratch, "r")), file_path)
-        except (UnreadableFile, OSError, tarfile.TarError, zipfile.BadZipFile):
-            return 0.0
-        gold = relative_to_folder(archive_members(expected, Path(scratch, "e")), file_path)
-        if set(mine) != set(gold):
-            return 0.0
-        if not gold:
-            return 1.0
-        try:
-            scores = [member_similarity(mine[n], gold[n], file_type.lower()) for n in gold]
-        except UnreadableFile:
-            return 0.0
-        return sum(scores) / len(scores)
-
-
-@metric("compare_zip_files")
-def compare_zip_files(result: str | None, expected: str | None, **_: Any) -> float:
-    """1.0 when both archives hold the same files with identical contents."""
-    return float(compare_archive(result, expected) == 1.0)
-
-
 @metric("is_expected_installed_extensions")
 def is_expected_installed_extensions(result: Any, rules: dict, **_: Any) -> float:
     """Every expected extension name is among the installed ones."""
@@ -243,23 +201,53 @@ def is_expected_installed_extensions(result: Any, rules: dict, **_: Any) -> floa
     )
 
 
-def accessibility_rule_holds(tree: Any, rule: dict) -> bool:
+# OSWorld's namespaces of the accessibility-tree dump (its "ubuntu" map).
+A11Y_NS = {
+    name: f"https://accessibility.ubuntu.example.org/ns/{path}"
+    for name, path in {
+        "st": "state",
+        "attr": "attributes",
+        "cp": "component",
+        "doc": "document",
+        "docattr": "document/attributes",
+        "txt": "text",
+        "val": "value",
+        "act": "action",
+    }.items()
+}
+
+
+def accessibility_elements(tree: Any, rule: dict) -> list:
+    """The elements a rule's `xpath` (preferred) or CSS `selectors` pick."""
     if "xpath" in rule:
         try:
-            return bool(tree.xpath(rule["xpath"]))
+            return tree.xpath(rule["xpath"], namespaces=A11Y_NS)
         except etree.XPathError as exc:
             raise StateActError(f"bad xpath {rule['xpath']!r} ({exc})") from None
     if "selectors" in rule:
-        raise StateActError(
-            "check_accessibility_tree CSS 'selectors' need the element attributes (attr|id, attr|class) "
-            "that this harness's accessibility dump does not record; only 'xpath' rules are supported"
-        )
-    raise StateActError("a check_accessibility_tree rule needs an 'xpath'")
+        from lxml.cssselect import CSSSelector
+
+        return CSSSelector(", ".join(rule["selectors"]), namespaces=A11Y_NS)(tree)
+    raise StateActError("a check_accessibility_tree rule needs an 'xpath' or 'selectors'")
+
+
+def accessibility_rule_score(tree: Any, rule: dict) -> float:
+    """0 when nothing is picked; with `text`, the best match of a picked element's text (equality,
+    or rapidfuzz's ratio when `exact` is false); else 1."""
+    elements = accessibility_elements(tree, rule)
+    if not elements:
+        return 0.0
+    if "text" not in rule:
+        return 1.0
+    wanted = rule["text"]
+    if rule["exact"]:
+        return float(any(wanted == (e.text or None) for e in elements))
+    return max(fuzz.ratio(wanted, e.text or None) / 100 for e in elements)
 
 
 @metric("check_accessibility_tree")
 def check_accessibility_tree(result: str | None, rules: Any, **_: Any) -> float:
-    """Every rule's xpath finds an element in the accessibility-tree dump (roles as element names)."""
+    """The product of the rules' scores (see `accessibility_rule_score`) on the tree's XML."""
     rule_list = rules if isinstance(rules, list) else [rules]
     if not result:
         return 0.0
@@ -267,4 +255,7 @@ def check_accessibility_tree(result: str | None, rules: Any, **_: Any) -> float:
     tree = etree.fromstring(result.encode("utf-8"), parser)
     if tree is None:
         return 0.0
-    return float(all(accessibility_rule_holds(tree, rule) for rule in rule_list))
+    score = 1.0
+    for rule in rule_list:
+        score *= accessibility_rule_score(tree, rule)
+    return score

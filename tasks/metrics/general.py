@@ -19,6 +19,7 @@ from rapidfuzz import fuzz
 
 from harness.kernel.core import StateActError
 from tasks.metrics.registry import metric
+from tasks.metrics.rule_match import match_value_to_rule
 
 COMPARATORS = {
     "eq": operator.eq,
@@ -99,26 +100,26 @@ def exact_match(result: Any, rules: dict, **_: Any) -> float:
 
 @metric("literal_match")
 def literal_match(result: Any, expected: Any, **options: Any) -> float:
-    ignore_case = options.get("ignore_case", False)
-    if options.get("type", "str") == "list":
-        if not isinstance(result, list) or not isinstance(expected, list):
+    """`str` (default): equal as strings; `list`: both lists or tuples, equal item by item as strings."""
+    kind, ignore_case = options.get("type", "str"), options.get("ignore_case", False)
+    fold = (lambda x: str(x).lower()) if ignore_case else str
+    if kind == "str":
+        return float(fold(result) == fold(expected))
+    if kind == "list":
+        sequences = (list, tuple)
+        if type(result) not in sequences or type(expected) not in sequences:
             return 0.0
-        result, expected = [str(x) for x in result], [str(x) for x in expected]
-        if ignore_case:
-            result, expected = [x.lower() for x in result], [x.lower() for x in expected]
-        return float(result == expected)
-    left, right = str(result), str(expected)
-    return float((left.lower() == right.lower()) if ignore_case else left == right)
+        return float([fold(x) for x in result] == [fold(x) for x in expected])
+    raise StateActError(f"literal_match has no type {kind!r}; choose str or list")
 
 
 @metric("check_include_exclude")
 def check_include_exclude(result: Any, rules: dict, **_: Any) -> float:
+    """Every `include` string is in the result and no `exclude` one (`in`: substring or item)."""
     if result is None:
         return 0.0
-    text = str(result)
-    include = rules.get("include", []) if isinstance(rules, dict) else []
-    exclude = rules.get("exclude", []) if isinstance(rules, dict) else []
-    return float(all(s in text for s in include) and not any(s in text for s in exclude))
+    include, exclude = rules.get("include", []), rules.get("exclude", [])
+    return float(all(s in result for s in include) and all(s not in result for s in exclude))
 
 
 @metric("match_in_list")
@@ -133,9 +134,7 @@ def is_in_list(result: Any, rules: dict, **_: Any) -> float:
 
 @metric("fuzzy_match")
 def fuzzy_match(result: Any, rules: dict, **_: Any) -> float:
-    if result is None:
-        return 0.0
-    return fuzz.ratio(str(result), str(rule_value(rules))) / 100.0
+    return fuzz.ratio(result, rule_value(rules)) / 100.0
 
 
 @metric("check_list")
@@ -155,7 +154,8 @@ def check_list(result: str | None, rules: dict, **_: Any) -> float:
 
 
 def record_matches(row: dict, wanted: dict) -> bool:
-    return all(str(row.get(key)) == str(value) for key, value in wanted.items())
+    """Every wanted key is in the row with an equal value (CSV values are strings: 30 is not "30")."""
+    return all(key in row and row[key] == value for key, value in wanted.items())
 
 
 @metric("check_csv")
@@ -184,7 +184,8 @@ def dig(data: Any, keys: list) -> tuple[bool, Any]:
 
 @metric("check_json")
 def check_json(result: str | None, rules: dict, is_yaml: bool = False, **_: Any) -> float:
-    """`expect` entries ({key path, method, ref}) hold in the JSON (or YAML) file; `unexpect` ones do not."""
+    """`expect` entries ({key path, method, ref}) hold in the JSON (or YAML) file; `unexpect` ones do
+    not (a missing key reads as None there). Any error in a rule scores 0, as in OSWorld."""
     text = read_text(result)
     if text is None:
         return 0.0
@@ -193,54 +194,72 @@ def check_json(result: str | None, rules: dict, is_yaml: bool = False, **_: Any)
             import yaml
 
             data = yaml.safe_load(text)
+            if data is None:
+                return 0.0
         else:
             data = json.loads(text)
-    except Exception:
+    except Exception:  # noqa: BLE001 -- an unparsable file scores 0
         return 0.0
-    for entry in rules.get("expect", []):
-        found, value = dig(data, entry["key"])
-        if not found or not compare_with_method(value, entry.get("method", "eq"), entry.get("ref")):
-            return 0.0
-    for entry in rules.get("unexpect", []):
-        found, value = dig(data, entry["key"])
-        if found and compare_with_method(value, entry.get("method", "eq"), entry.get("ref")):
-            return 0.0
-    return 1.0
+    passed = True
+    try:
+        for entry in rules.get("expect", {}):
+            found, value = dig(data, entry["key"])
+            if not found:
+                return 0.0
+            passed = passed and match_value_to_rule(value, entry)
+        for entry in rules.get("unexpect", {}):
+            _, value = dig(data, entry["key"])
+            passed = passed and not match_value_to_rule(value, entry)
+    except (TypeError, ValueError, KeyError, re.error):
+        return 0.0
+    return float(passed)
 
 
-def value_contains(container: Any, item: Any) -> bool:
-    if isinstance(container, str):
-        return str(item) in container
-    if isinstance(container, list | tuple | set):
-        return item in container
-    return container == item
+def expected_values_found(result: dict, expected: dict) -> bool:
+    """`expect_in_result`: a list lists acceptable values (one in the result's list, or equal to its
+    string); a string must be part of the result's string; other kinds fail."""
+    for key, wanted in expected.items():
+        got = result.get(key)
+        if isinstance(wanted, list):
+            if not any(
+                (isinstance(got, list) and option in got)
+                or (isinstance(got, str) and option == got)
+                for option in wanted
+            ):
+                return False
+        elif isinstance(wanted, str):
+            if wanted not in got:
+                return False
+        else:
+            return False
+    return True
 
 
 @metric("check_direct_json_object")
 def check_direct_json_object(result: Any, rules: dict, **_: Any) -> float:
-    """Each expected key has the expected value; a list means "any of these". With
-    `expect_in_result`, the result's value need only contain one of the expected values."""
-    if isinstance(result, str):
-        try:
-            result = json.loads(result.strip())
-        except json.JSONDecodeError:
+    """Each expected key has the expected value (the result may be a JSON string, single quotes read as
+    double). `ignore_list_order` inside `expected` sorts the lists; with `expect_in_result` see
+    `expected_values_found`. Any error scores 0."""
+    try:
+        if isinstance(result, str):
+            result = json.loads(result.strip().replace("'", '"'))
+        if result is None:
             return 0.0
-    if not isinstance(result, dict):
+        expected = rules.get("expected", {})
+        if expected and any(v == "__EVALUATION_FAILED__" for v in expected.values()):
+            return 0.0
+        expected = rules["expected"]
+        if rules.get("expect_in_result", False):
+            return float(expected_values_found(result, expected))
+        for key, wanted in expected.items():
+            if expected.get("ignore_list_order", False):
+                if sorted(wanted) != sorted(result.get(key)):
+                    return 0.0
+            elif wanted != result.get(key):
+                return 0.0
+        return 1.0
+    except Exception:  # noqa: BLE001 -- OSWorld scores any failure here 0
         return 0.0
-    expected = rule_value(rules)
-    in_result = rules.get("expect_in_result", False)
-    for key, wanted in expected.items():
-        if key not in result:
-            return 0.0
-        got = result[key]
-        options = wanted if isinstance(wanted, list) else [wanted]
-        if in_result:
-            ok = any(value_contains(got, option) for option in options)
-        else:
-            ok = got == wanted or (isinstance(wanted, list) and got in wanted)
-        if not ok:
-            return 0.0
-    return 1.0
 
 
 @metric("check_json_settings")
@@ -273,10 +292,11 @@ def check_json_keybindings(result: str | None, rules: dict, **_: Any) -> float:
 
 @metric("diff_text_file")
 def diff_text_file(result: str | None, expected: str | None, **_: Any) -> float:
-    left, right = read_text(result), read_text(expected)
-    if left is None or right is None:
+    """difflib's similarity ratio of the two files' lists of lines."""
+    if result is None or expected is None:
         return 0.0
-    return difflib.SequenceMatcher(a=left, b=right).ratio()
+    left, right = Path(result).read_text(), Path(expected).read_text()
+    return difflib.SequenceMatcher(a=left.splitlines(), b=right.splitlines()).ratio()
 
 
 @metric("compare_text_file")
@@ -305,19 +325,22 @@ def file_contains(result: str | None, rules: dict, **_: Any) -> float:
 
 @metric("is_in_vm_clickboard")
 def is_in_vm_clickboard(rules: dict, clipboard: Any, **_: Any) -> float:
-    return float(clipboard is not None and str(rule_value(rules)) in str(clipboard))
+    """The expected text (or each of a list of texts) is in the clipboard text."""
+    expected = rule_value(rules)
+    if isinstance(expected, list):
+        return float(all(item in clipboard for item in expected))
+    return float(expected in clipboard)
 
 
 @metric("is_utc_0")
 def is_utc_0(result: Any, *_: Any, **__: Any) -> float:
-    """`timedatectl status` output shows a +0000 time zone."""
-    zone = re.search(r"Time zone:.*\(([^)]*)\)", str(result or ""))
-    return float(zone is not None and "+0000" in zone[1])
+    """The fourth line of `timedatectl status` output (the time zone) ends in "+0000)"."""
+    return float(result.split("\n")[3].endswith("+0000)"))
 
 
 @metric("run_sqlite3")
 def run_sqlite3(result: str | None, rules: dict, **_: Any) -> float:
-    """The rule's SQL query, run on the database file, returns a true first value."""
+    """The first value the rule's SQL query returns on the database file, as the score."""
     if result is None or not Path(result).is_file():
         return 0.0
     conn = sqlite3.connect(f"file:{result}?mode=ro", uri=True)
@@ -325,7 +348,8 @@ def run_sqlite3(result: str | None, rules: dict, **_: Any) -> float:
         row = conn.execute(rule_value(rules, "sql")).fetchone()
     finally:
         conn.close()
-    return float(bool(row and row[0]))
+    # OSWorld returns the first value itself (NULL as 0); a value above 1 is out of range.
+    return float(row[0] or 0) if row else 0.0
 
 
 @metric("infeasible")

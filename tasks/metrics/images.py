@@ -49,8 +49,7 @@ def same_pixels(first: Image.Image, second: Image.Image) -> bool:
     return np.array_equal(np.asarray(first.convert("RGBA")), np.asarray(second.convert("RGBA")))
 
 
-@metric("compare_images")
-def compare_images(
+def identical_images(
     result: str | None, expected: str | None, reference_base_result: float | None = None, **_: Any
 ) -> float:
     """1.0 when the images (every frame of an animation) have identical pixels.
@@ -288,9 +287,10 @@ def check_config_status(result: str | None, rules: dict, **_: Any) -> float:
 
 @metric("compare_image_list")
 def compare_image_list(result: Any, expected: Any, **_: Any) -> float:
-    """compare_images over paired lists of images (a single path is a list of one)."""
+    """Identical pictures over paired lists of images (a single path is a list of one)."""
     results = result if isinstance(result, list) else [result]
     golds = expected if isinstance(expected, list) else [expected]
     if len(results) != len(golds):
         return 0.0
-    return float(all(compare_images(r, g) == 1.0 for r, g in zip(results, golds, strict=True)))
+    pairs = zip(results, golds, strict=True)
+    return float(all(identical_images(r, g) == 1.0 for r, g in pairs))

@@ -1,87 +1,76 @@
-"""The `pivot_table` rule of `compare_table`: the sheets hold the same pivot table definitions.
+"""The `pivot_table` rule of `compare_table`, as OSWorld describes a pivot table.
 
-A pivot table is read from the workbook's pivot parts (openpyxl keeps them as `ws._pivots`, each
-with its cache definition) and described by field *names* from the cache, so that two files which
-number their cache fields differently still compare equal. The tables of a sheet are compared as
-an unordered collection: LibreOffice does not keep the order in which they were made.
+OSWorld keys each pivot table of a sheet by its source (cache type, the source range narrowed to
+the fields that have items, and the source sheet) and compares the listed `pivot_props`. Field
+positions are shifted by the number of leading fields without items ("left bias"), so a source
+range that starts earlier compares equal once narrowed.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
+from openpyxl.utils.cell import coordinate_to_tuple
 from openpyxl.worksheet.worksheet import Worksheet
 
-from harness.kernel.core import StateActError
-from tasks.metrics.sheets import Books
 
-VALUES_FIELD = -2
-"""The `x` index of the pseudo-field 'Values' (the data fields laid out as a row or column)."""
-DEFAULT_PROPS = ["source", "row_fields", "col_fields", "filter", "data_fields"]
-
-
-def field_name(names: list[str], index: int | None) -> str:
-    if index == VALUES_FIELD:
-        return "<values>"
-    if index is None or not 0 <= index < len(names):
-        raise StateActError(f"a pivot table names field {index}, which its cache does not have")
-    return names[index]
+def item_selection(pivot: Any) -> tuple[list[list[tuple]], int, int]:
+    """The item (hidden, index) lists of the fields, trimmed of empty fields at both ends,
+    with the number trimmed on the left and on the right."""
+    raw = [[(i.h, i.x) for i in f.items if i.x is not None] for f in pivot.pivotFields]
+    left_trimmed = list(itertools.dropwhile(lambda r: len(r) == 0, raw))
+    left = len(raw) - len(left_trimmed)
+    trimmed = list(itertools.dropwhile(lambda r: len(r) == 0, reversed(left_trimmed)))[::-1]
+    right = len(left_trimmed) - len(trimmed)
+    return trimmed, left, right
 
 
-def cache_field_names(pivot: Any) -> list[str]:
-    cache = getattr(pivot, "cache", None)
-    if cache is None:
-        raise StateActError(f"pivot table {pivot.name!r} has no cache definition")
-    return [field.name for field in cache.cacheFields]
-
-
-def source_of(pivot: Any) -> tuple[str | None, str | None] | None:
+def source_key(pivot: Any, left: int, right: int) -> str:
     source = pivot.cache.cacheSource
-    sheet = getattr(source, "worksheetSource", None)
-    if sheet is None:
-        return None
-    # A named range source has `name` instead of ref and sheet.
-    ref = sheet.ref.replace("$", "").upper() if sheet.ref else sheet.name
-    return (sheet.sheet, ref)
+    start, end = source.worksheetSource.ref.split(":")
+    first = coordinate_to_tuple(start)
+    last = coordinate_to_tuple(end)
+    first = (first[0], first[1] + left)
+    last = (last[0], last[1] - right)
+    return f"{source.type};{first}:{last};{source.worksheetSource.sheet}"
 
 
-def pivot_props(pivot: Any) -> dict[str, Any]:
-    """Every comparable property of one pivot table, with fields as names."""
-    names = cache_field_names(pivot)
-    return {
-        "name": pivot.name,
-        "source": source_of(pivot),
-        "location": pivot.location.ref if pivot.location is not None else None,
-        "row_fields": [field_name(names, f.x) for f in pivot.rowFields],
-        "col_fields": [field_name(names, f.x) for f in pivot.colFields],
-        "filter": sorted(field_name(names, f.fld) for f in pivot.pageFields),
-        "data_fields": sorted(
-            (field_name(names, f.fld), f.subtotal or "sum", f.showDataAs or "normal")
+def pivot_info(pivot: Any, props: set[str]) -> tuple[str, dict[str, Any]]:
+    selection, left, right = item_selection(pivot)
+    info: dict[str, Any] = {}
+    if "name" in props:
+        info["name"] = pivot.name
+    for prop, attribute in (
+        ("show_total", "visualTotals"),
+        ("show_empty_row", "showEmptyRow"),
+        ("show_empty_col", "showEmptyCol"),
+        ("show_headers", "showHeaders"),
+    ):
+        if prop in props:
+            info[prop] = getattr(pivot, attribute)
+    if "location" in props:
+        info["location"] = pivot.location
+    if "filter" in props or "selection" in props:
+        info["selection"] = selection if "ordered" in props else [set(r) for r in selection]
+    if "filter" in props:
+        info["filter_fields"] = {f.fld for f in pivot.pageFields}
+    if "col_fields" in props:
+        info["col_fields"] = [f.x - left for f in pivot.colFields]
+    if "row_fields" in props:
+        info["row_fields"] = [f.x - left for f in pivot.rowFields]
+    if "data_fields" in props:
+        named = "data_fields_name" in props
+        info["data_fields"] = [
+            f"{f.fld - left:d};{f.name if named else ''};{f.subtotal};{f.showDataAs}"
             for f in pivot.dataFields
-        ),
-    }
+        ]
+    return source_key(pivot, left, right), info
 
 
-def sheet_pivots(sheet: Worksheet, props: list[str]) -> list[str]:
-    """The sheet's pivot tables reduced to `props`, in a canonical order."""
-    described = []
-    for pivot in getattr(sheet, "_pivots", []):
-        everything = pivot_props(pivot)
-        unknown = [p for p in props if p not in everything]
-        if unknown:
-            raise StateActError(
-                f"unknown pivot_props {unknown[0]!r}; known: {', '.join(sorted(everything))}"
-            )
-        described.append(repr({p: everything[p] for p in props}))
-    return sorted(described)
-
-
-def rule_pivot_table(books: Books, rule: dict) -> bool:
-    """Both sheets hold the same pivot tables, compared in the listed `pivot_props`."""
-    _, result, _ = books.sheets(rule.get("sheet_idx0", 0), "R")
-    _, expected, _ = books.sheets(rule.get("sheet_idx1", "EI0"), "E")
-    props = rule.get("pivot_props") or DEFAULT_PROPS
-    want = sheet_pivots(expected, props)
-    if not want:
-        raise StateActError(f"the expected sheet {expected.title!r} has no pivot table")
-    return sheet_pivots(result, props) == want
+def load_pivots(sheet: Worksheet | None, rule: dict) -> dict[str, Any]:
+    """{source key: pivot properties} for the sheet's pivot tables."""
+    if sheet is None:
+        return {}
+    props = set(rule.get("pivot_props", []))
+    return dict(pivot_info(p, props) for p in sheet._pivots)

@@ -1,0 +1,68 @@
+"""The bench's baseline only: the desktop driver called the way it was before it became toolbox
+methods (kept here so `make bench` can show the round trip before and after).
+
+Every call sent the whole driver source inside a Python cell of a named interpreter session; the
+driver printed its result after a marker, a screenshot as base64 inside that JSON line, inside the
+cell's stdout, inside the toolbox's JSON answer. Run this way the driver cannot import its helper
+module, so its settle wait grabs the screen at every poll, as it did before the DAMAGE watch.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from sandboxes.base import TOOLBOX_DIR
+
+MARKER = "@@STATEACT-RESULT@@ "
+SESSION = "bench-legacy-desktop"
+MAX_OUTPUT_CHARS = 64_000_000
+# The entry point the old driver had: run a function, print its result after the marker.
+ENTRY = """
+import base64 as _b64, json as _json
+def _sa_call(name, args_json):
+    try:
+        result = FUNCTIONS[name](**_json.loads(args_json))
+        if isinstance(result.get("png"), bytes):
+            result["png_b64"] = _b64.b64encode(result.pop("png")).decode("ascii")
+        reply = {"ok": True, "result": result}
+    except Exception as exc:
+        reply = {"ok": False, "error": describe(exc)}
+    print(MARKER + _json.dumps(reply))
+MARKER = %r
+"""
+
+
+class LegacyDesktop:
+    """`act` and `screenshot` through a Python cell carrying the driver source, as before."""
+
+    def __init__(self, sandbox):
+        self.sandbox = sandbox
+        driver = (TOOLBOX_DIR / "drivers" / "desktop.py").read_text(encoding="utf-8")
+        self.source = driver + ENTRY % MARKER
+
+    def call(self, function: str, timeout: float = 60.0, **args) -> dict:
+        code = (
+            "if '_sa_call' not in globals():\n"
+            f"    exec(compile({self.source!r}, '<stateact-driver>', 'exec'), globals())\n"
+            f"_sa_call({function!r}, {json.dumps(args, ensure_ascii=False)!r})\n"
+        )
+        reply = self.sandbox.call(
+            "python.run", code=code, session=SESSION, timeout=timeout, max_output=MAX_OUTPUT_CHARS
+        )
+        output = reply.get("output") or ""
+        position = output.rfind(MARKER)
+        if position < 0:
+            raise RuntimeError(f"the legacy driver failed: {(reply.get('error') or output)[-800:]}")
+        result = json.loads(output[position + len(MARKER) :].split("\n", 1)[0])
+        if not result.get("ok"):
+            raise RuntimeError(result.get("error"))
+        return result["result"]
+
+    def act(self, commands: list[list[str]], size: tuple[int, int], settle_s: float = 2.0) -> bytes:
+        shot = self.call("act", commands=commands, width=size[0], height=size[1], settle_s=settle_s)
+        return base64.b64decode(shot["png_b64"])
+
+    def screenshot(self, size: tuple[int, int]) -> bytes:
+        shot = self.call("screenshot", width=size[0], height=size[1])
+        return base64.b64decode(shot["png_b64"])

@@ -1,0 +1,373 @@
+"""The desktop driver: runs INSIDE the sandbox, in its own process (see ../driver_process.py).
+
+It starts the virtual desktop (`stateact-desktop start`), drives it with xdotool and captures the
+screen with Pillow (XCB, falling back to ImageMagick's `import`). Keeping one process means one
+RPC per action: run the xdotool commands, wait for the screen to settle, return the scaled PNG.
+Only the sandbox's own Python and Pillow are used here; nothing from the host package.
+The desktop's environment file lives in /tmp, where the agent can write, so only a display name
+and a D-Bus address of the expected shape are taken from it.
+"""
+
+import hashlib
+import io
+import os
+import re
+import subprocess
+import time
+
+from PIL import Image
+
+try:  # the runner puts this folder on the path; elsewhere (the bench's baseline) grabs are polled
+    from x11damage import DamageWatch
+except ImportError:
+    DamageWatch = None
+
+ENV_FILE = "/tmp/stateact-desktop.env"
+ENV_SHAPES = {
+    "DISPLAY": re.compile(r":[0-9]{1,3}"),
+    "DBUS_SESSION_BUS_ADDRESS": re.compile(r"unix:[A-Za-z0-9=/,._-]{1,200}"),
+}
+UTF8 = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}  # xdotool types non-ASCII only in a UTF-8 locale
+# The screen must stay unchanged this long before a launched app counts as ready.
+LAUNCH_QUIET_S = 2.0
+LAUNCH_SETTLE_CAP_S = 10.0
+PAINTED_COLOURS = 300  # a blank window with its title bar shows ~150 colours, a painted Calc ~900
+MAX_SIDE = 8192
+WORKDIR = "/tmp"  # replaced by the runner with the toolbox's private folder
+_grabber = {"kind": None}
+_watch = {"display": None, "damage": None}
+
+
+class Refusal(Exception):
+    """Bad input the model can fix; reported as a plain sentence."""
+
+
+def describe(exc):
+    """An unexpected failure as one line for the model."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _load_environment():
+    """DISPLAY and the D-Bus address of the running desktop, checked; Refusal if there is none."""
+    try:
+        with open(ENV_FILE, encoding="utf-8") as handle:
+            lines = handle.read(4096).splitlines()
+    except OSError:
+        raise Refusal("the desktop is not running; start it first.") from None
+    found = {}
+    for line in lines:
+        key, _, value = line.strip().removeprefix("export ").partition("=")
+        value = value.strip().strip("'\"")
+        if key in ENV_SHAPES and ENV_SHAPES[key].fullmatch(value):
+            found[key] = value
+    if "DISPLAY" not in found:
+        raise Refusal(f"{ENV_FILE} names no display; restart the desktop.")
+    os.environ.update(found)
+    os.environ.update(UTF8)
+
+
+def _ensure_environment():
+    # After a restart of this process (a call overstayed its timeout) the desktop is still up.
+    if "DISPLAY" not in os.environ:
+        _load_environment()
+
+
+def _size(width, height):
+    for value in (width, height):
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_SIDE:
+            raise Refusal(f"a width or height must be a whole number of pixels, got {value!r}.")
+    return width, height
+
+
+# -- desktop ---------------------------------------------------------------------------------------
+def start(width, height):
+    _size(width, height)
+    began = time.monotonic()
+    for attempt in range(3):
+        done = subprocess.run(
+            ["stateact-desktop", "start", f"{width}x{height}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if done.returncode == 0:
+            break
+        # Seen under heavy host load: openbox failed to open a just-started Xvfb; start over.
+        subprocess.run(["stateact-desktop", "stop"], capture_output=True, timeout=30)
+        time.sleep(0.5 * (attempt + 1))
+    if done.returncode != 0:
+        raise Refusal(f"the desktop did not start: {(done.stderr or done.stdout).strip()[-400:]}")
+    _load_environment()
+    geometry = _xdotool(["getdisplaygeometry"]).split()
+    return {
+        "width": int(geometry[0]),
+        "height": int(geometry[1]),
+        "seconds": time.monotonic() - began,
+        "screen_watch": screen_watch(),
+    }
+
+
+def _xdotool(args, timeout=30):
+    _ensure_environment()
+    done = subprocess.run(["xdotool", *args], capture_output=True, text=True, timeout=timeout)
+    problem = done.stderr.strip()
+    if "No such key name" in problem:
+        name = problem.split("'")[1] if problem.count("'") >= 2 else problem
+        raise Refusal(
+            f"unknown key name {name!r}; use X keysyms such as Return, Escape, Tab, BackSpace, Delete, "
+            "Up, Page_Down, F5, ctrl+s, shift+Tab, alt+F4."
+        )
+    if done.returncode != 0:
+        raise Refusal(f"xdotool {' '.join(args[:2])} failed: {problem or done.stdout.strip()}")
+    return done.stdout
+
+
+# -- keyboard map ----------------------------------------------------------------------------------
+# xdotool types a character missing from the keymap by binding it to a spare keycode for one
+# keystroke and unbinding it at once; GTK apps often read the keymap after the unbinding and drop the
+# character ("Zoë" arrives as "Zo"). So non-ASCII characters get a spare keycode that stays bound.
+_keymap = {"display": None, "spare": [], "bound": {}}
+
+
+def _x11():
+    import ctypes
+
+    lib = ctypes.cdll.LoadLibrary("libX11.so.6")
+    lib.XOpenDisplay.restype = ctypes.c_void_p
+    lib.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    lib.XGetKeyboardMapping.restype = ctypes.POINTER(ctypes.c_ulong)
+    lib.XGetKeyboardMapping.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_ubyte,
+        ctypes.c_int,
+        ctypes.POINTER(ctypes.c_int),
+    ]
+    lib.XChangeKeyboardMapping.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.POINTER(ctypes.c_ulong),
+        ctypes.c_int,
+    ]
+    lib.XDisplayKeycodes.argtypes = [
+        ctypes.c_void_p,
+        ctypes.POINTER(ctypes.c_int),
+        ctypes.POINTER(ctypes.c_int),
+    ]
+    lib.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.XFree.argtypes = [ctypes.c_void_p]
+    return lib, ctypes
+
+
+def _bind_characters(text):
+    wanted = [ch for ch in dict.fromkeys(text) if ord(ch) > 126 and ch not in _keymap["bound"]]
+    if not wanted:
+        return
+    lib, ctypes = _x11()
+    if _keymap["display"] is None:
+        display = lib.XOpenDisplay(os.environ.get("DISPLAY", ":1").encode())
+        if not display:
+            return  # xdotool's own (racy) binding remains the fallback
+        low, high, per = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        lib.XDisplayKeycodes(display, ctypes.byref(low), ctypes.byref(high))
+        count = high.value - low.value + 1
+        syms = lib.XGetKeyboardMapping(display, low.value, count, ctypes.byref(per))
+        # Keep the last spare keycode free for xdotool's own scratch bindings.
+        spare = [
+            low.value + i
+            for i in range(count)
+            if not any(syms[i * per.value + j] for j in range(per.value))
+        ]
+        lib.XFree(syms)
+        _keymap.update(display=display, spare=spare[:-1])
+    display = _keymap["display"]
+    for ch in wanted:
+        if not _keymap["spare"]:  # reuse the keycode bound longest ago
+            oldest = next(iter(_keymap["bound"]))
+            _keymap["spare"].append(_keymap["bound"].pop(oldest))
+        keycode = _keymap["spare"].pop(0)
+        code = ord(ch)
+        keysym = code if 0xA0 <= code <= 0xFF else 0x01000000 | code
+        pair = (ctypes.c_ulong * 2)(keysym, keysym)
+        lib.XChangeKeyboardMapping(display, keycode, 2, pair, 1)
+        _keymap["bound"][ch] = keycode
+    lib.XSync(display, 0)
+    time.sleep(0.15)  # let clients handle the MappingNotify before the first keystroke
+
+
+# -- screen ----------------------------------------------------------------------------------------
+def _grab():
+    """The whole screen as an RGB image."""
+    _ensure_environment()
+    if _grabber["kind"] in (None, "pil"):
+        try:
+            from PIL import ImageGrab
+
+            image = ImageGrab.grab(xdisplay=os.environ.get("DISPLAY"))
+            _grabber["kind"] = "pil"
+            return image.convert("RGB")
+        except Exception:  # noqa: BLE001 - Pillow without XCB support: use ImageMagick instead
+            if _grabber["kind"] == "pil":
+                raise
+            _grabber["kind"] = "import"
+    data = subprocess.run(
+        ["import", "-window", "root", "png:-"], capture_output=True, timeout=30
+    ).stdout
+    return Image.open(io.BytesIO(data)).convert("RGB")
+
+
+def _damage_watch():
+    """The display's DamageWatch, or None where DAMAGE is unavailable (then every poll grabs)."""
+    display = os.environ.get("DISPLAY")
+    if DamageWatch is not None and _watch["display"] != display:
+        try:
+            _watch["damage"] = DamageWatch(display)
+        except OSError:
+            _watch["damage"] = None
+        _watch["display"] = display
+    return _watch["damage"]
+
+
+def screen_watch():
+    return "damage" if _damage_watch() is not None else "polling"
+
+
+def _settle(cap_s, quiet_s=0.25, poll_s=0.04):
+    """Wait until the screen has not changed for `quiet_s` (at most `cap_s`); returns the last frame.
+
+    A change is a different frame hash; with the DAMAGE watch a poll grabs only after drawing.
+    """
+    began = time.monotonic()
+    _ensure_environment()
+    damage = _damage_watch()
+    if damage is not None:
+        damage.drawn()
+    frame = _grab()
+    digest = hashlib.blake2b(frame.tobytes(), digest_size=16).digest()
+    changed_at = began
+    while time.monotonic() - began < cap_s:
+        time.sleep(poll_s)
+        if damage is not None and not damage.drawn():
+            if time.monotonic() - changed_at >= quiet_s:
+                break
+            continue
+        frame = _grab()
+        current = hashlib.blake2b(frame.tobytes(), digest_size=16).digest()
+        now = time.monotonic()
+        if current != digest:
+            digest, changed_at = current, now
+        elif now - changed_at >= quiet_s:
+            break
+    return frame
+
+
+def _png(image, width, height):
+    if image.size != (width, height):
+        image = image.resize((width, height), Image.LANCZOS)
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG", compress_level=1)
+    return {
+        "png": buffer.getvalue(),
+        "width": width,
+        "height": height,
+    }
+
+
+def screenshot(width, height, settle_s=0.0):
+    _size(width, height)
+    frame = _settle(settle_s) if settle_s > 0 else _grab()
+    return _png(frame, width, height)
+
+
+def act(commands, width, height, settle_s=2.0):
+    """Run xdotool commands (`["sleep", s]` pauses), then return the settled screen."""
+    if not isinstance(commands, list) or not all(
+        isinstance(c, list) and c and all(isinstance(a, str) for a in c) for c in commands
+    ):
+        raise Refusal("`commands` must be a list of argument lists of strings.")
+    for command in commands:
+        if command[0] == "sleep":
+            time.sleep(float(command[1]))
+            continue
+        if command[0] == "type":
+            _bind_characters(command[-1])
+        _xdotool(command)
+    return screenshot(width, height, settle_s) if settle_s is not None else {}
+
+
+def zoom(region, width, height):
+    """The region (x0, y0, x1, y1 in screen pixels) enlarged to fit within width x height."""
+    _size(width, height)
+    if not (
+        isinstance(region, list)
+        and len(region) == 4
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in region)
+        and region[0] < region[2]
+        and region[1] < region[3]
+    ):
+        raise Refusal("`region` must be four whole numbers [x0, y0, x1, y1] with x0 < x1, y0 < y1.")
+    crop = _grab().crop(tuple(region))
+    factor = min(width / crop.width, height / crop.height)
+    size = (max(1, round(crop.width * factor)), max(1, round(crop.height * factor)))
+    return _png(crop, *size)
+
+
+def cursor():
+    values = dict(line.split("=", 1) for line in _xdotool(["getmouselocation", "--shell"]).split())
+    return {"x": int(values["X"]), "y": int(values["Y"])}
+
+
+def launch(argv, window, timeout_s=60.0):
+    """Start a program on the desktop; wait until a window named `window` shows and the screen settles."""
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        raise Refusal("`argv` must be a non-empty list of strings.")
+    _ensure_environment()
+    began = time.monotonic()
+    # The log goes to the toolbox's private folder: a name in /tmp could be the agent's symlink.
+    log_path = os.path.join(WORKDIR, f"launch-{os.path.basename(argv[0])}.log")
+    with open(log_path, "ab") as log:
+        subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        )
+    while True:
+        found = subprocess.run(
+            ["xdotool", "search", "--onlyvisible", "--name", window], capture_output=True, text=True
+        )
+        if found.returncode == 0 and found.stdout.strip():
+            break
+        if time.monotonic() - began > timeout_s:
+            raise Refusal(
+                f"no window named {window!r} appeared within {timeout_s:g} s of starting {argv[0]}."
+            )
+        time.sleep(0.1)
+    # A window is mapped blank and painted once its document loaded: wait for painted content
+    # (a screen of more than a few colours), then for the screen to settle. LibreOffice paints the
+    # grid first and its toolbars up to a second later (moving the grid), hence the long quiet spell.
+    while _grab().reduce(4).getcolors(PAINTED_COLOURS) is not None:
+        if time.monotonic() - began > timeout_s:
+            raise Refusal(f"the {window!r} window stayed blank for {timeout_s:g} s.")
+        time.sleep(0.1)
+    # Capped: a blinking text cursor (Writer) never lets the screen settle completely.
+    remaining = timeout_s - (time.monotonic() - began)
+    _settle(min(LAUNCH_SETTLE_CAP_S, max(0.5, remaining)), quiet_s=LAUNCH_QUIET_S)
+    return {"window": found.stdout.split()[0], "seconds": time.monotonic() - began}
+
+
+def windows():
+    _ensure_environment()
+    listed = subprocess.run(["wmctrl", "-l"], capture_output=True, text=True).stdout
+    active = subprocess.run(
+        ["xdotool", "getactivewindow", "getwindowname"], capture_output=True, text=True
+    )
+    return {"windows": listed, "active": active.stdout.strip() if active.returncode == 0 else ""}
+
+
+FUNCTIONS = {
+    "start": start,
+    "screenshot": screenshot,
+    "act": act,
+    "zoom": zoom,
+    "cursor": cursor,
+    "launch": launch,
+    "windows": windows,
+}

@@ -1,0 +1,4 @@
+import sys
+
+def test():
+    sys.exit(0)

@@ -1,0 +1,2 @@
+def test():
+    return open('data.txt').read().strip() == '42'

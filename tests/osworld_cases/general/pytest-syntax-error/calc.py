@@ -1,0 +1,1 @@
+def add(a, b) return
