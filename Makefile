@@ -21,7 +21,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(INSTALLED): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev,ray]'
 	touch $(INSTALLED)
 
 install: $(INSTALLED)

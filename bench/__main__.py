@@ -1,4 +1,4 @@
-"""Run the benchmarks: `python -m bench [sandbox harness desktop suite gate report seeds]` (default: all)."""
+"""Run the benchmarks: `python -m bench [sandbox harness desktop suite gate report seeds ray]` (default: all)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-MODULES = ["sandbox", "harness", "desktop", "suite", "gate", "report", "seeds"]
+MODULES = ["sandbox", "harness", "desktop", "suite", "gate", "report", "seeds", "ray"]
 RESULTS = Path(__file__).parent / "results.json"
 
 

@@ -26,6 +26,8 @@ from sandboxes.base import SANDBOX_HOME, check_parallel_network
 from tasks.schema import Evaluator, SetupStep, Task, load_task
 from tasks.support import check_references
 
+from .ray_cluster import RayOptions
+
 SUMMARY_NAME = "summary.csv"
 RUNS_DIR = "runs"
 SUMMARY_FIELDS = ("file", "status", "gate_passed", "cost_usd", "output", "score", "error")
@@ -181,8 +183,12 @@ def run_batch(
     model_factory: ModelFactory | None = None,
     gate_model_factory: ModelFactory | None = None,
     on_result: Callable[[dict], None] | None = None,
+    ray: RayOptions | None = None,
 ) -> list[dict]:
-    """Run `instruction` on every file; writes OUT (outputs, runs/, summary.csv) and returns its rows."""
+    """Run `instruction` on every file; writes OUT (outputs, runs/, summary.csv) and returns its rows.
+
+    With `ray`, each file runs as a Ray task on a cluster's node (see `harness.apps.ray_batch`).
+    """
     if parallel < 1:
         raise StateActError("--parallel must be at least 1.")
     check_parallel_network(config.sandbox, parallel)
@@ -205,13 +211,19 @@ def run_batch(
         out_dir / SUMMARY_NAME, [item.name for item in items], check_task is not None
     )
 
-    def one(item: BatchItem) -> dict:
-        row = run_item(item, config, check_task, resume, model_factory, gate_model_factory)
+    def one(item: BatchItem, row: dict | None = None) -> dict:
+        if row is None:
+            row = run_item(item, config, check_task, resume, model_factory, gate_model_factory)
         table.put(row)
         if on_result:
             on_result(row)
         return row
 
+    if ray is not None:
+        from .ray_batch import run_items_on_ray  # same layer; Ray itself loads only there
+
+        factories = (model_factory, gate_model_factory)
+        return run_items_on_ray(items, config, check_task, resume, factories, ray, one, parallel)
     if parallel == 1:
         return [one(item) for item in items]
     with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="batch") as pool:

@@ -20,37 +20,28 @@ import os
 import shutil
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model
-from harness.kernel.core import Model, StateActError
-from harness.kernel.records import RESULT_FIELDS, load_events, safe_run_name, write_json_atomic
+from harness.kernel.core import StateActError
+from harness.kernel.records import load_events, safe_run_name, write_json_atomic
 from harness.kernel.secrets import redact
-from harness.models import make_model
 from harness.reports import summary as summaries
 from harness.reports.html_report import write_report, write_trajectory_html
 from harness.reports.osworld_layout import write_osworld_results
 from harness.run.config import RunConfig
-from harness.runner import run_task
 from sandboxes.base import check_parallel_network
-from sandboxes.images.apps import declared_apps, definition_name
 from tasks.schema import Task, load_task
-from tasks.support import dry_run_record, unsupported_reason
+from tasks.support import dry_run_record
+
+from .suite_task import ConfiguredModel, ModelFactory, TaskExecutor
 
 log = logging.getLogger(__name__)
 
-ModelFactory = Callable[[Task], Model]
 TASK_KEYS = {"id", "instruction", "evaluator", "config"}
 SUITE_TASKS_FOLDER = "tasks"
-ENVIRONMENT_STATUSES = ("sandbox_error", "setup_error")
-ENVIRONMENT_RETRIES = 1
-
-
-class SuiteInterrupted(BaseException):  # noqa: N818 -- not an Exception, so run_task's safety net lets it through
-    """Raised inside a running task when the suite is stopping; the task leaves no result.json."""
 
 
 def _looks_like_task_file(path: Path) -> bool:
@@ -146,17 +137,6 @@ def task_domain(task: Task | None, path: Path) -> str:
     return "-".join(middle) or parts[0]
 
 
-def image_apps(backend: str, image: str) -> dict[str, str] | None:
-    """The OSWorld applications a docker image declares; None (not checked) for other backends
-    and for images built from no definition here."""
-    if backend != "docker":
-        return None
-    try:
-        return declared_apps(image)
-    except StateActError:
-        return None
-
-
 def dry_run(
     paths: list[str | Path],
     cache_dir: Path | None,
@@ -187,23 +167,6 @@ def dry_run(
         emit(record)
         records.append(record)
     return records
-
-
-def bare_result(task_id: str, status: str, error: str) -> dict:
-    """result.json of a task that was never run: score 0 with the reason."""
-    result = {name: 0 for name in RESULT_FIELDS}
-    result.update(
-        task_id=task_id,
-        score=0.0,
-        success=False,
-        status=status,
-        error=error,
-        cost_usd=0.0,
-        gate_passed=None,
-        duration_s=0.0,
-        metrics=[],
-    )
-    return result
 
 
 def _agent_dir(run_dir: Path, result: dict) -> Path:
@@ -283,7 +246,7 @@ class SuiteRun:
         if is_oracle(config.model):
             model_factory = model_factory or oracle_model
             gate_model_factory = gate_model_factory or oracle_gate_model
-        self.model_factory = model_factory or self._configured_model
+        self.model_factory = model_factory or ConfiguredModel(config)
         self.gate_model_factory = gate_model_factory
         self.on_result = on_result
         self.task_paths = discover_tasks(paths)
@@ -291,16 +254,20 @@ class SuiteRun:
             raise StateActError(f"no task files found in {', '.join(map(str, paths))}.")
         self.results_file = ResultsFile(self.out_dir / "results.jsonl")
         self.stopping = threading.Event()
+        self.executor = TaskExecutor(
+            config, self.model_factory, self.gate_model_factory, self.stopping
+        )
         self.run_names: dict[Path, str] = {}
 
-    def _configured_model(self, task: Task) -> Model:
-        return make_model(self.config.model, self.config.model_options)
-
-    def run(self) -> dict:
+    def check_out_dir(self) -> None:
+        """A finished or started suite in OUT is continued only with --resume."""
         if self.results_file.path.exists() and not self.resume:
             raise StateActError(
                 f"{self.out_dir} already holds a suite run; pass --resume to continue it or choose another --out."
             )
+
+    def run(self) -> dict:
+        self.check_out_dir()
         (self.out_dir / "runs").mkdir(parents=True, exist_ok=True)
         ensure_suite_fixtures(self.task_paths)
         self._name_runs()
@@ -345,38 +312,41 @@ class SuiteRun:
                     future.cancel()
                 raise
 
+    def run_dir_of(self, path: Path) -> Path:
+        """The task's run folder under OUT/runs (a single path component, never elsewhere)."""
+        run_dir = self.out_dir / "runs" / self.run_names[path]
+        if run_dir.parent != self.out_dir / "runs":
+            raise StateActError(f"the run folder {run_dir} is not inside {self.out_dir / 'runs'}.")
+        return run_dir
+
+    def finished_line(self, path: Path) -> dict | None:
+        """With --resume, the result line of a run that already has a result.json (written once)."""
+        run_dir = self.run_dir_of(path)
+        if not (self.resume and (run_dir / "result.json").is_file()):
+            return None
+        result = json.loads((run_dir / "result.json").read_text())
+        line = self._result_line(result, path, run_dir, None)
+        if line["task_id"] not in self.results_file.task_ids():
+            self.results_file.append(line)
+        return line
+
     def run_one(self, path: Path) -> dict | None:
         if self.stopping.is_set():
             return None
-        run_dir = self.out_dir / "runs" / self.run_names[path]
-        if self.resume and (run_dir / "result.json").is_file():
-            line = self._result_line(
-                json.loads((run_dir / "result.json").read_text()), path, run_dir, None
-            )
-            if line["task_id"] not in self.results_file.task_ids():
-                self.results_file.append(line)
-            return line
-        if run_dir.parent != self.out_dir / "runs":  # run names are single components; never else
-            raise StateActError(f"the run folder {run_dir} is not inside {self.out_dir / 'runs'}.")
+        finished = self.finished_line(path)
+        if finished is not None:
+            return finished
+        run_dir = self.run_dir_of(path)
         if run_dir.exists():
             shutil.rmtree(run_dir)  # an interrupted run: start it again from scratch
-        task = None
-        try:
-            task = load_task(path)
-            result = self._run_loaded(task, run_dir)
-        except SuiteInterrupted:
+        outcome = self.executor.execute(path, run_dir)
+        if outcome is None:
             return None
-        except StateActError as exc:
-            result = self._write_bare(run_dir, bare_result(path.stem, "invalid_task", str(exc)))
-        except Exception as exc:  # noqa: BLE001 -- one task's crash must not end the suite
-            log.error("task %s crashed:\n%s", path, traceback.format_exc())
-            result = self._write_bare(
-                run_dir,
-                bare_result(
-                    task.id if task else path.stem, "error", f"{type(exc).__name__}: {exc}"
-                ),
-            )
-        line = self._result_line(result, path, run_dir, task)
+        return self.record(path, run_dir, *outcome)
+
+    def record(self, path: Path, run_dir: Path, result: dict, task: Task | None, **extra) -> dict:
+        """Append the finished task's line to results.jsonl, render its trajectory, report it."""
+        line = {**self._result_line(result, path, run_dir, task), **extra}
         self.results_file.append(line)
         try:
             for folder in [run_dir, *sorted(run_dir.glob("rollout-*"))]:  # best-of rollouts too
@@ -386,69 +356,6 @@ class SuiteRun:
         if self.on_result:
             self.on_result(line)
         return line
-
-    def _models(self, task: Task) -> tuple:
-        """The task's model and gate model; one of each per rollout under `--best-of`."""
-        copies = self.config.best_of
-
-        def build(factory):
-            if factory is None:
-                return None
-            return factory(task) if copies == 1 else [factory(task) for _ in range(copies)]
-
-        return build(self.model_factory), build(self.gate_model_factory)
-
-    def _run_loaded(self, task: Task, run_dir: Path) -> dict:
-
-        task.allow_host_paths = task.allow_host_paths or self.config.allow_host_paths
-        sandbox = self.config.sandbox
-        reason = unsupported_reason(
-            task,
-            Path(self.config.cache_dir) if self.config.cache_dir else None,
-            apps=image_apps(sandbox.backend, sandbox.image),
-            image=definition_name(sandbox.image),
-            network=sandbox.network,
-        )
-        if reason is not None:
-            return self._write_bare(run_dir, bare_result(task.id, "unsupported", reason))
-        for attempt in range(1, ENVIRONMENT_RETRIES + 2):
-            try:
-                model, gate_model = self._models(task)
-            except StateActError as exc:
-                return self._write_bare(run_dir, bare_result(task.id, "model_error", str(exc)))
-            result = run_task(
-                task,
-                self.config,
-                run_dir,
-                model=model,
-                gate_model=gate_model,
-                on_turn=self._check_stop,
-            )
-            # A desktop that did not come up under load is the machine's fault, not the model's:
-            # try once more in a fresh sandbox, but never after the model has spent a turn.
-            environment_failed = (
-                result["status"] in ENVIRONMENT_STATUSES and not result["model_turns"]
-            )
-            if not environment_failed or attempt > ENVIRONMENT_RETRIES or self.stopping.is_set():
-                return {**result, "attempts": attempt}
-            log.warning(
-                "%s: %s (%s); retrying in a fresh sandbox",
-                task.id,
-                result["status"],
-                result["error"],
-            )
-            shutil.rmtree(run_dir, ignore_errors=True)
-        raise AssertionError("unreachable")
-
-    def _check_stop(self, stats) -> None:
-        if self.stopping.is_set():
-            raise SuiteInterrupted()
-
-    @staticmethod
-    def _write_bare(run_dir: Path, result: dict) -> dict:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(run_dir / "result.json", result)
-        return result
 
     def _result_line(self, result: dict, path: Path, run_dir: Path, task: Task | None) -> dict:
         if task is None:

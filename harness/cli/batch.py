@@ -9,6 +9,7 @@ from harness.apps.batch import SUMMARY_NAME, expand_inputs, run_batch
 from harness.models import make_model
 
 from .progress import RunsProgress
+from .ray_options import add_ray_options, ray_options
 from .run import add_run_options, build_config
 
 
@@ -37,12 +38,14 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--check", metavar="TASK.json", help="score every output with this task's evaluator"
     )
+    add_ray_options(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args) -> int:
     files = expand_inputs(args.files)  # bad patterns fail before anything starts
     config = build_config(args)
+    ray = ray_options(args)
     make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
     with RunsProgress("batch", len(files)) as progress:
         rows = run_batch(
@@ -54,6 +57,7 @@ def run(args) -> int:
             resume=args.resume,
             check=args.check,
             on_result=lambda row: batch_progress_row(progress, row),
+            ray=ray,
         )
     passed = sum(row["gate_passed"] is True for row in rows)
     statuses = ", ".join(

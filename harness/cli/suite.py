@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+from harness.apps.ray_suite import run_suite_on_ray
 from harness.apps.suite import (
     ResultsFile,
     discover_tasks,
@@ -28,6 +29,7 @@ from tasks.schema import load_task
 from tasks.support import reason_kind
 
 from .progress import RunsProgress
+from .ray_options import add_ray_options, ray_options
 from .run import add_run_options, add_selection_options, build_config
 
 DEMO_DOMAINS = ("calc", "writer", "os", "db", "x")
@@ -89,6 +91,7 @@ def register(subparsers) -> None:
         action="store_true",
         help=f"a small varied slice; model {DEMO_MODEL} with ANTHROPIC_API_KEY, else the oracle",
     )
+    add_ray_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -113,6 +116,7 @@ def run(args) -> int:
             f"--model is required (PROVIDER/NAME, or {ORACLE_SPEC} to play the reference solutions)."
         )
     config = build_config(args)
+    ray = ray_options(args)
     if is_oracle(config.model):
         say(
             f"{NOTICE} Scores show whether the tasks, fixtures and checkers work, not how good a model is."
@@ -128,22 +132,24 @@ def run(args) -> int:
         )  # a bad spec or a missing key fails before any sandbox
     out = Path(args.out or "runs/suite")
     parallel = args.parallel or (DEMO_PARALLEL if args.demo else 1)
+    where = f"on the Ray cluster {ray.address}" if ray else f"{parallel} at a time"
     say(
-        f"running {len(paths) if args.demo else 'the'} task(s) with {config.model}, {parallel} at a time, into {out}"
+        f"running {len(paths) if args.demo else 'the'} task(s) with {config.model}, {where}, into {out}"
     )
     total = len(paths) if args.demo else len(discover_tasks(paths))
     if args.resume:  # finished tasks are kept without a progress report; count only the rest
         total = max(0, total - len(ResultsFile(out / "results.jsonl").task_ids()))
     try:
         with RunsProgress("suite", total) as progress:
-            summary = run_suite(
-                paths,
-                config,
-                out,
+            common = dict(
                 parallel=parallel,
                 resume=args.resume,
                 on_result=lambda line: suite_progress_line(progress, line),
             )
+            if ray is None:
+                summary = run_suite(paths, config, out, **common)
+            else:
+                summary = run_suite_on_ray(paths, config, out, ray, **common)
     except KeyboardInterrupt:
         say(
             f"stopped; finished tasks are kept. Continue with the same command and --resume --out {out}"

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from harness.kernel.core import StateActError
+from harness.models.throttle import before_request
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,7 @@ class Retrier:
         attempt = 0
         while True:
             try:
+                before_request()  # a shared request budget, when a runner installed one
                 return fn()
             except status_error as exc:
                 status = exc.status_code

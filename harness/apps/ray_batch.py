@@ -1,0 +1,143 @@
+"""`stateact batch … --ray ADDRESS|auto`: each file as a Ray task with one sandbox slot.
+
+The input file's bytes travel with the task; on the node it is run by the local batch's own
+`run_item` in a scratch folder, and the run folder and the output file come back to the driver,
+which writes OUT/<output>, OUT/runs/<file name>/ and summary.csv as the local batch does. A file
+whose run had not finished is run again from the start (its milestones live on the old node).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.kernel.records import write_json_atomic
+from harness.run.config import RunConfig
+from tasks.schema import Task
+
+from .batch import BatchItem, run_item
+from .ray_cluster import (
+    RESOURCE,
+    RayCluster,
+    RayOptions,
+    ensure_image,
+    lost_task,
+    node_identity,
+    pack_folder,
+    unpack_folder,
+    use_limiter,
+)
+from .suite_task import bare_result
+
+
+def run_batch_item(
+    item: BatchItem,
+    data: bytes,
+    config: RunConfig,
+    check_task: Task | None,
+    factories: tuple,
+    limiter,
+    image_archive: str | None,
+) -> dict:
+    """On a node: run one file in a scratch folder; its row, run folder and output bytes."""
+    use_limiter(limiter)
+    ensure_image(config, image_archive)
+    with tempfile.TemporaryDirectory(prefix="stateact-ray-batch-") as scratch:
+        folder = Path(scratch)
+        (folder / "in").mkdir()
+        source = folder / "in" / item.name
+        source.write_bytes(data)
+        local = BatchItem(
+            source,
+            item.sandbox_path,
+            item.instruction,
+            item.output_sandbox,
+            folder / "out" / item.output_host.name,
+            folder / "run",
+        )
+        local.output_host.parent.mkdir()
+        row = run_item(local, config, check_task, False, *factories)
+        output = local.output_host.read_bytes() if local.output_host.is_file() else None
+        return {
+            "row": row,
+            "archive": pack_folder(local.run_dir),
+            "output": output,
+            **node_identity(),
+        }
+
+
+def run_items_on_ray(
+    items: list[BatchItem],
+    config: RunConfig,
+    check_task: Task | None,
+    resume: bool,
+    factories: tuple,
+    options: RayOptions,
+    one: Callable[..., dict],
+    parallel: int,
+) -> list[dict]:
+    """Run the batch's files on the cluster; `one(item, row)` records each row as it comes."""
+    rows: dict[str, dict] = {}
+    todo = []
+    for item in items:
+        if resume and (item.run_dir / "result.json").is_file():  # finished: read back here
+            rows[item.name] = one(item, run_item(item, config, check_task, True, *factories))
+        else:
+            todo.append(item)
+    options.local_slots = parallel
+    cluster = RayCluster(options)
+    try:
+        if todo:
+            cluster.prepare(config)
+        ray = cluster.ray
+        remote = ray.remote(run_batch_item).options(
+            num_cpus=0, resources={RESOURCE: 1}, max_retries=options.retries
+        )
+        pending = {}
+        for item in todo:
+            args = (config, check_task, factories, cluster.limiter, options.image_archive)
+            pending[remote.remote(item, item.source.read_bytes(), *args)] = item
+        try:
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+                for ref in done:
+                    item = pending.pop(ref)
+                    rows[item.name] = one(item, _collect(ray, ref, item, options))
+        except BaseException:
+            cluster.cancel(list(pending))
+            raise
+        cluster.sweep()
+    finally:
+        cluster.close()
+    return [rows[item.name] for item in items]
+
+
+def _collect(ray, ref, item: BatchItem, options: RayOptions) -> dict:
+    """The file's row on the driver: its run folder and output unpacked where the local batch puts them."""
+    if item.run_dir.exists():
+        shutil.rmtree(item.run_dir)
+    try:
+        reply = ray.get(ref)
+    except ray.exceptions.RayError as exc:
+        status, reason = lost_task(ray, exc, options.retries)
+        result = bare_result(f"batch-{item.name}", status, reason)
+        item.run_dir.mkdir(parents=True)
+        write_json_atomic(item.run_dir / "result.json", result)
+        row = {"file": str(item.source), "status": status, "gate_passed": None}
+        return {**row, "cost_usd": 0.0, "output": "", "score": None, "error": reason, "node": None}
+    unpack_folder(reply.pop("archive"), item.run_dir)
+    output = reply.pop("output")
+    if output is not None:
+        item.output_host.write_bytes(output)
+    row = {
+        **reply.pop("row"),
+        "file": str(item.source),
+        "output": str(item.output_host) if output is not None else "",
+        **reply,
+    }
+    write_json_atomic(
+        item.run_dir / "batch_item.json", {**row, "output_sandbox": item.output_sandbox}
+    )
+    return row
