@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,24 @@ REPO = Path(__file__).resolve().parents[1]
 # A worktree outside the lead's checkout names the shared folder with $STATEACT_SHARED.
 SHARED = Path(os.environ.get("STATEACT_SHARED") or REPO.parent / "shared")
 OSWORLD_EXAMPLES = SHARED / "osworld-tasks" / "examples"
+
+
+def stateact(
+    *args: str, env: dict | None = None, timeout: float = 900, cwd: Path = REPO
+) -> subprocess.CompletedProcess:
+    """`stateact ARGS…` as a user runs it (this interpreter's harness), without the machine's
+    provider keys (tests never reach a model API), plus `env`."""
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env={**environment, **(env or {})},
+    )
 
 
 def docker_ready() -> str | None:

@@ -4,15 +4,12 @@ edited through `python`, the finish rule, the gate, scoring and the run record."
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import openpyxl
 import pytest
 
-from .conftest import REPO, require_image
+from .conftest import require_image, stateact
 from .fakes import FakeAnthropicServer, FakeOpenAIServer
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -51,20 +48,6 @@ def make_task(folder: Path) -> Path:
     path = folder / "task.json"
     path.write_text(json.dumps(task))
     return path
-
-
-def stateact(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {
-        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-        env={**environment, **(env or {})},
-    )
 
 
 def calls(*pairs) -> dict:

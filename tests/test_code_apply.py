@@ -9,8 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +16,7 @@ import pytest
 from harness.apps.coding import apply_changes, changed_files
 from harness.kernel.core import StateActError
 
-from .conftest import REPO, require_image
+from .conftest import require_image, stateact
 
 
 def snapshot(root: Path) -> str:
@@ -107,20 +105,6 @@ def test_names_outside_the_repository_are_refused(trees, name):
 
     with pytest.raises(StateActError, match="not inside the repository"):
         apply_changes(repo, returned, Odd())
-
-
-def stateact(*args: str) -> subprocess.CompletedProcess:
-    environment = {
-        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-        env=environment,
-    )
 
 
 def call(name: str, **params) -> dict:

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, require_image
+from .conftest import require_image, stateact
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -73,20 +72,6 @@ AGENT_TURNS = [
     call("finish", summary="fixed add"),
 ]
 GATE_TURNS = [call("bash", command=TEST_COMMAND), call("verdict", passed=True, gaps=[])]
-
-
-def stateact(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    environment = {
-        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=REPO,
-        env=environment,
-    )
 
 
 def gate_bash_commands(run_dir: Path) -> list[str]:

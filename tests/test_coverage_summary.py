@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -12,17 +10,7 @@ import pytest
 
 from tasks.coverage import evaluator_coverage
 
-from .conftest import OSWORLD_EXAMPLES, REPO
-
-
-def stateact(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-    )
+from .conftest import OSWORLD_EXAMPLES, stateact
 
 
 def write_task(folder: Path, task_id: str, evaluator: dict) -> None:

@@ -8,9 +8,6 @@ climb out of their run folder, and a dry run that leaves a foreign build script 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,7 @@ from tasks.getters import GetterContext, RootDirSource, run_getter
 from tasks.schema import task_from_dict
 from tasks.support import source_reason
 
-from .conftest import REPO, require_image
+from .conftest import require_image, stateact
 
 SECRET = "host secret 7f3a"
 
@@ -174,20 +171,6 @@ def test_run_names_are_one_safe_component(task_id):
     name = safe_run_name(task_id)
     assert name not in ("", ".", "..") and "/" not in name and "\x00" not in name
     assert len(name) <= 100 and not name.startswith(("-", "."))
-
-
-def stateact(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    environment = {
-        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env=environment,
-    )
 
 
 def script(folder: Path, turns: list) -> str:

@@ -5,14 +5,12 @@ report pages with the charts, trajectories with screenshots, and OSWorld's layou
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from harness.kernel.records import safe_run_name
 
-from .conftest import REPO, require_image
+from .conftest import REPO, require_image, stateact
 from .osworld_tabulation import tabulate
 from .report_helpers import browser, keep_screenshot
 
@@ -45,16 +43,6 @@ def give_up_script() -> list[dict]:
         call("view_image", path="/tmp/look.png"),
         call("finish", summary="This cannot be done here.", infeasible=True),
     ]
-
-
-def stateact(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=REPO,
-    )
 
 
 def run_suite(out, model: str, preset: str) -> dict:

@@ -6,25 +6,13 @@ from __future__ import annotations
 import json
 import math
 import statistics
-import subprocess
-import sys
 
 import pytest
 
 from harness.reports.compare import bootstrap_interval, compare
 
-from .conftest import REPO
+from .conftest import stateact
 from .report_helpers import fake_results, write_fake_suite
-
-
-def stateact(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
-    )
 
 
 def line(task_id: str, score: float, **extra) -> dict:

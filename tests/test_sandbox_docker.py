@@ -14,22 +14,9 @@ import pytest
 from harness.kernel.core import ToolError
 from sandboxes import SandboxConfig, SandboxError, open_sandbox
 
-from .conftest import REPO, require_image
+from .conftest import REPO, require_image, stateact
 
 pytestmark = pytest.mark.docker
-
-
-def stateact(
-    *args: str, env: dict | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=REPO,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def test_cli_exec_runs_as_user_offline_with_office_libraries():

@@ -4,9 +4,6 @@ settings: real SDKs over HTTP to the fake providers, a real sandbox, the whole r
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +11,7 @@ import pytest
 from harness.kernel.secrets import REDACTED
 from harness.models import ModelConfig
 
-from .conftest import REPO, require_image
+from .conftest import require_image, stateact
 from .fakes import FakeAnthropicServer, FakeOpenAIServer
 
 KEY_A = "sk-ant-planted-4d9c1e7f0b2a"
@@ -37,20 +34,6 @@ def agent_turns(key: str) -> list[dict]:
 
 
 GATE_TURNS = [calls(("verdict", {"passed": True, "gaps": []}))]
-
-
-def stateact(*args: str, env: dict) -> subprocess.CompletedProcess:
-    environment = {
-        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-        env={**environment, **env},
-    )
 
 
 def task_file(folder: Path) -> Path:

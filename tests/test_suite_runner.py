@@ -19,19 +19,9 @@ from harness.kernel.core import StateActError
 from harness.run.config import RunConfig
 from tasks.schema import load_task
 
-from .conftest import OSWORLD_EXAMPLES, REPO, require_image
+from .conftest import OSWORLD_EXAMPLES, REPO, require_image, stateact
 
 BUNDLED = REPO / "tasks" / "suites" / "longhorizon"
-
-
-def stateact(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=REPO,
-    )
 
 
 def write_task(suite: Path, task: dict, solution: str | None = None) -> Path:
