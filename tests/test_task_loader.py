@@ -121,9 +121,8 @@ def test_unsupported_reasons(tmp_path):
         "type": "chrome_open_tabs",
         "parameters": {"urls_to_open": ["http://127.0.0.1:8000/"]},
     }
-    assert "setup step not implemented" in unsupported_reason(
-        load_task(write_task(tmp_path, config=[local_tabs])), None
-    )
+    # Chrome's tabs open inside the sandbox's own browser: a local page needs nothing more.
+    assert unsupported_reason(load_task(write_task(tmp_path, config=[local_tabs])), None) is None
     login = {"type": "login", "parameters": {}}
     assert unsupported_reason(load_task(write_task(tmp_path, config=[login])), None).startswith(
         "needs an account"
@@ -133,10 +132,10 @@ def test_unsupported_reasons(tmp_path):
         unsupported_reason(load_task(write_task(tmp_path, evaluator=evaluator)), None)
         == "metric not implemented: no_such_metric"
     )
-    evaluator = {"func": "exact_match", "result": {"type": "bookmarks"}}
+    evaluator = {"func": "exact_match", "result": {"type": "info_from_website"}}
     assert (
         unsupported_reason(load_task(write_task(tmp_path, evaluator=evaluator)), None)
-        == "getter not implemented: bookmarks"
+        == "getter not implemented: info_from_website"
     )
     evaluator = {
         "func": "compare_table",

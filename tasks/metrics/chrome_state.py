@@ -137,7 +137,9 @@ def is_cookie_deleted(result: Any, rule: dict, **_: Any) -> float:
     """No cookie row's host (its second column) equals one of the rule's `domains`."""
     if rule.get("type") != "domains":
         raise rule_error("is_cookie_deleted", rule)
-    hosts = [row[1] for row in result or []]
+    if result is None:  # no Cookies database: OSWorld's metric fails on it too, scoring 0
+        raise StateActError("is_cookie_deleted: there are no Chrome cookies to read")
+    hosts = [row[1] for row in result]
     return float(not any(compare_urls(d, host) for d in rule["domains"] for host in hosts))
 
 
@@ -146,7 +148,9 @@ def check_history_deleted(result: Any, rule: dict, **_: Any) -> float:
     """No history row's URL (its first column) contains one of the rule's `keywords`."""
     if rule.get("type") != "keywords":
         raise rule_error("check_history_deleted", rule)
-    urls = [row[0] for row in result or []]
+    if result is None:  # no History database: OSWorld's metric fails on it too, scoring 0
+        raise StateActError("check_history_deleted: there is no Chrome history to read")
+    urls = [row[0] for row in result]
     return float(not any(keyword in url for keyword in rule["keywords"] for url in urls))
 
 
