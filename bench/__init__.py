@@ -1,8 +1,8 @@
 """`make bench`: medians over repeated runs, each beside the plainest way to do the same thing.
 
-Every module here exposes `rows() -> list[Row]`; `python -m bench [NAME...]` runs them, prints a table
-and writes bench/results.json (a JSON list of rows: name, median_s, runs, baseline, baseline_median_s,
-ratio = baseline / ours).
+Every module here exposes `rows() -> list[Row]`; `python -m bench [NAME...]` runs them, prints a
+table and writes bench/results.json (a JSON list of rows: name, median_s, runs, baseline,
+baseline_median_s, ratio = baseline / ours).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Run the benchmarks: `python -m bench [sandbox harness desktop suite gate report seeds ray]` (default: all)."""
+"""Run the benchmarks: `python -m bench [sandbox harness desktop suite gate report seeds ray]`
+(default: all)."""
 
 from __future__ import annotations
 

@@ -113,8 +113,10 @@ def rows() -> list[Row]:
                 "bash.run",
                 timeout=120,
                 command=(
-                    f"stateact-desktop start {SIZE[0]}x{SIZE[1]} >/dev/null && source /tmp/stateact-desktop.env && "
-                    f"(setsid soffice --calc --norestore {BOOK} >/dev/null 2>&1 &) && sleep {FIXED_START_SLEEP_S}"
+                    f"stateact-desktop start {SIZE[0]}x{SIZE[1]} >/dev/null && source "
+                    "/tmp/stateact-desktop.env && "
+                    f"(setsid soffice --calc --norestore {BOOK} >/dev/null 2>&1 &) && "
+                    f"sleep {FIXED_START_SLEEP_S}"
                 ),
             )
 

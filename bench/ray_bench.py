@@ -16,7 +16,8 @@ from harness.run.config import RunConfig
 from . import Row, row
 from .suite_bench import SLICE, slice_paths
 
-# Ray reads these when imported: no usage report, and 127.0.0.1 is not swapped for an outward address.
+# Ray reads these when imported: no usage report, and 127.0.0.1 is not swapped for an outward
+# address.
 os.environ.update(RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
 
 
@@ -54,7 +55,8 @@ def rows() -> list[Row]:
                 lambda out, o=options: run_suite_on_ray(slice_paths(), config, out, o)
             )
         note = (
-            f"{60 / ray_s:.1f} tasks/min on Ray vs {60 / local_s:.1f} local; mean score {score:.2f}; "
+            f"{60 / ray_s:.1f} tasks/min on Ray vs {60 / local_s:.1f} local; mean "
+            f"score {score:.2f}; "
             f"Ray overhead {ray_s - local_s:+.1f} s/task (2 cores shared by all nodes)"
         )
         result.append(

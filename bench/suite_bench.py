@@ -1,6 +1,6 @@
-"""Suite throughput with the oracle at --parallel 1, 2 and 4 on a slice of bundled tasks, beside the
-plainest way to do the same work: each task's setup, reference script and checker in a fresh sandbox,
-one task after another, with no agent loop, gate, records or reports."""
+"""Suite throughput with the oracle at --parallel 1, 2 and 4 on a slice of bundled tasks, beside
+the plainest way to do the same work: each task's setup, reference script and checker in a fresh
+sandbox, one task after another, with no agent loop, gate, records or reports."""
 
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ def plain_run(path: Path, config: RunConfig) -> float:
 
 
 def plain_run_with_retry(path: Path, config: RunConfig) -> float:
-    """The suite retries a sandbox or setup failure once in a fresh sandbox; so does the baseline."""
+    """The suite retries a sandbox or setup failure once in a fresh sandbox; so does the
+    baseline."""
     try:
         return plain_run(path, config)
     except StateActError:
@@ -74,7 +75,10 @@ def rows() -> list[Row]:
     for parallel in PARALLEL:
         total, score = timed_suite(config, parallel)
         per_task = total / count
-        note = f"{60 / per_task:.1f} tasks/min vs {60 / plain_per_task:.1f}; mean score {score:.2f} (plain {plain_score:.2f})"
+        note = (
+            f"{60 / per_task:.1f} tasks/min vs {60 / plain_per_task:.1f}; mean score "
+            f"{score:.2f} (plain {plain_score:.2f})"
+        )
         if parallel == 1:
             note += f"; harness overhead {per_task - plain_per_task:+.1f} s/task"
         result.append(

@@ -1,4 +1,5 @@
-"""The finish gate: deterministic structural checks, typed probes, and a narration-blind model check."""
+"""The finish gate: deterministic structural checks, typed probes, and a narration-blind model
+check."""
 
 from __future__ import annotations
 

@@ -43,7 +43,8 @@ def pipe_holder():
         return None
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            links = [os.readlink(f"/proc/{{pid}}/fd/{{fd}}") for fd in os.listdir(f"/proc/{{pid}}/fd")]
+            fds = os.listdir(f"/proc/{{pid}}/fd")
+            links = [os.readlink(f"/proc/{{pid}}/fd/{{fd}}") for fd in fds]
             if any(link[8:-1] in inodes for link in links if link.startswith("socket:[")):
                 return os.readlink(f"/proc/{{pid}}/exe")
         except OSError:

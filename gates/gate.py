@@ -2,12 +2,12 @@
 
 On `finish`, the gate lists what changed and asks open applications about unsaved changes in the
 live sandbox, then snapshots the sandbox and starts an independent sandbox from that snapshot, so
-nothing it runs can touch the state it judges. Structural checks run first; a definite failure rejects
-without a model call. Otherwise a fresh model context that holds only the verbatim instruction, the
-list of files the run changed (read from the file system) and the structural findings inspects the
-snapshot with read-only tools and typed probes, and answers with a `verdict` call. It never sees the
-agent's messages, plan or finish summary, nor any expected value or checker. A round's outcome is
-a `Verdict` value; the caller records it.
+nothing it runs can touch the state it judges. Structural checks run first; a definite failure
+rejects without a model call. Otherwise a fresh model context that holds only the verbatim
+instruction, the list of files the run changed (read from the file system) and the structural
+findings inspects the snapshot with read-only tools and typed probes, and answers with a
+`verdict` call. It never sees the agent's messages, plan or finish summary, nor any expected
+value or checker. A round's outcome is a `Verdict` value; the caller records it.
 """
 
 from __future__ import annotations
@@ -53,10 +53,13 @@ class ProbeTool:
             description=(
                 "Run a typed read-only check. `spec.kind` is one of: file_exists {path}; file_grep "
                 "{path, patterns, mode: all|any}; xlsx_cells {path, sheet?, cells?, expect?: {B7: "
-                "{value|formula}}, sheet_names?}; docx_text / pptx_text {path, contains?, not_contains?}; "
+                "{value|formula}}, sheet_names?}; docx_text / pptx_text {path, "
+                "contains?, not_contains?}; "
                 "sqlite_query {path, query (SELECT), expect_rows?}; shell_command {argv (read-only "
-                "programs, no pipes), expect_exit?, expect_substring?, forbid_substring?}; dom_query "
-                "{url, selector, expect_text?, expect_count?}; url_match {pattern, profile_root?} (newest URL in the "
+                "programs, no pipes), expect_exit?, expect_substring?, "
+                "forbid_substring?}; dom_query "
+                "{url, selector, expect_text?, expect_count?}; url_match {pattern, "
+                "profile_root?} (newest URL in the "
                 "browser's saved history). Answers true, false or inconclusive; a "
                 "true/false answer is binding."
             ),
@@ -153,7 +156,8 @@ class Gate:
             log.warning("gate round failed: %s", exc)
             return undecided(f"the gate could not inspect the state: {exc}")
         try:
-            # An observer sandbox: nothing the agent wrote (rc files, ~/toolbox, ~/.local) steers it.
+            # An observer sandbox: nothing the agent wrote (rc files, ~/toolbox, ~/.local) steers
+            # it.
             observer = dataclasses.replace(self.sandbox.config, observer=True)
             with open_sandbox(observer, snapshot) as view:
                 return self.assess(view, observed, label)
@@ -171,7 +175,8 @@ class Gate:
         return {"changed_paths": changed["paths"], "open_documents": apps}
 
     def assess(self, view, observed: dict, label: str = "gate") -> Verdict:
-        """The layers on `view` (a snapshot, or any sandbox that holds the state) given `observed`."""
+        """The layers on `view` (a snapshot, or any sandbox that holds the state) given
+        `observed`."""
         apps: AppState = observed["open_documents"]
         changed = observed["changed_paths"]
         report = check_deliverables(view, self.instruction, self.initially_present, changed, apps)
@@ -238,9 +243,10 @@ def _probe_target(spec: dict) -> str:
 class FinishGate:
     """The rounds of one run's finish gate: `review` is what the finish tool calls.
 
-    Each round's `Verdict` goes to `on_verdict(round, verdict)` (the caller records it) and, when the
-    gate has a record, into `gate/round-N.json`. `on_decision(verdict, probes) -> extra gaps` lets the
-    task state hear each verdict and fail the round closed when one of its stored probes fails.
+    Each round's `Verdict` goes to `on_verdict(round, verdict)` (the caller records it) and, when
+    the gate has a record, into `gate/round-N.json`. `on_decision(verdict, probes) -> extra gaps`
+    lets the task state hear each verdict and fail the round closed when one of its stored probes
+    fails.
     """
 
     def __init__(

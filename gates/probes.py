@@ -1,9 +1,9 @@
 """Typed verifier probes the gate may run (StructAgent's VerifySpec kinds, adapted).
 
-Each spec is validated before it runs (a bad field is a tool error naming it) and answers True, False
-or None (inconclusive) with its evidence. A determinate answer overrides the gate model's judgement.
-Probes only read: files are copied out of the gate's snapshot and opened on the host, SQLite databases
-read-only, and shell probes are argv lists limited to read-only programs.
+Each spec is validated before it runs (a bad field is a tool error naming it) and answers True,
+False or None (inconclusive) with its evidence. A determinate answer overrides the gate model's
+judgement. Probes only read: files are copied out of the gate's snapshot and opened on the host,
+SQLite databases read-only, and shell probes are argv lists limited to read-only programs.
 """
 
 from __future__ import annotations
@@ -344,7 +344,9 @@ def _url_match(spec: UrlMatch, sandbox, scratch: Path) -> ProbeOutcome:
 DOM_QUERY_SCRIPT = """
 from playwright.sync_api import sync_playwright as _sp
 with _sp() as _p:
-    _b = _p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+    _b = _p.chromium.launch(
+        executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"]
+    )
     _page = _b.new_page()
     _page.goto({url!r}, timeout=20000)
     _els = _page.query_selector_all({selector!r})

@@ -1,8 +1,10 @@
-"""Deterministic structural checks on the deliverables an instruction names, run before any model call.
+"""Deterministic structural checks on the deliverables an instruction names, run before any model
+call.
 
-A definite failure (a named new file missing, a document its application reports as holding unsaved
-changes, a file that does not parse in its format, an extension that lies about the content) rejects
-without a model call. A marker that a document is open (a lock file) is only a finding for the model.
+A definite failure (a named new file missing, a document its application reports as holding
+unsaved changes, a file that does not parse in its format, an extension that lies about the
+content) rejects without a model call. A marker that a document is open (a lock file) is only a
+finding for the model.
 """
 
 from __future__ import annotations
@@ -86,7 +88,8 @@ class StructuralReport:
 
 
 def named_paths(instruction: str) -> list[str]:
-    """Absolute sandbox paths the instruction names (with `~` expanded), in order, without repeats."""
+    """Absolute sandbox paths the instruction names (with `~` expanded), in order, without
+    repeats."""
     paths = []
     for match in PATH_PATTERN.findall(instruction):
         path = match.rstrip(".")
@@ -116,7 +119,8 @@ def check_deliverables(
                 if not initially_present.get(path, False):
                     similar = _similar_changed(path, changed_paths)
                     hint = (
-                        f"; files changed during the run with that name or type: {', '.join(similar)}"
+                        "; files changed during the run with that name or type: "
+                        f"{', '.join(similar)}"
                         if similar
                         else ""
                     )
@@ -153,9 +157,10 @@ def _check_in_place_edit(
     changed: set[str],
     report: StructuralReport,
 ) -> None:
-    """When the instruction asks for a change to the one file it names and no visible file at all was
-    written during the run, the work was never saved. (If anything else was written, the deliverable
-    may legitimately be another file, such as an export; the model check judges that.)"""
+    """When the instruction asks for a change to the one file it names and no visible file at all
+    was written during the run, the work was never saved. (If anything else was written, the
+    deliverable may legitimately be another file, such as an export; the model check judges
+    that.)"""
     named = named_paths(instruction)
     if (
         len(named) != 1
@@ -256,7 +261,10 @@ def format_problem(local: Path, suffix: str) -> str | None:
             with zipfile.ZipFile(local) as archive:
                 names = set(archive.namelist())
                 if suffix in OOXML_MAIN_PART and OOXML_MAIN_PART[suffix] not in names:
-                    return f"the extension says {suffix[1:]} but the package has no {OOXML_MAIN_PART[suffix]}"
+                    return (
+                        f"the extension says {suffix[1:]} but the package has no "
+                        f"{OOXML_MAIN_PART[suffix]}"
+                    )
                 if suffix in ODF_MIMETYPES:
                     mimetype = (
                         archive.read("mimetype").decode(errors="replace")
@@ -264,7 +272,10 @@ def format_problem(local: Path, suffix: str) -> str | None:
                         else ""
                     )
                     if mimetype != ODF_MIMETYPES[suffix]:
-                        return f"the extension says {suffix[1:]} but the mimetype is {mimetype or 'missing'}"
+                        return (
+                            f"the extension says {suffix[1:]} but the mimetype is "
+                            f"{mimetype or 'missing'}"
+                        )
             return _load_office(local, suffix)
         if suffix in MAGIC:
             return (

@@ -39,7 +39,8 @@ class Verdict:
     gaps: tuple[Gap, ...] = ()
     """Why it was not accepted (empty when passed)."""
     evidence: dict[str, Any] = field(default_factory=dict)
-    """What the layers saw: structural findings, changed paths, open documents, probes, transcript."""
+    """What the layers saw: structural findings, changed paths, open documents, probes,
+    transcript."""
 
     @property
     def gap_texts(self) -> list[str]:
@@ -53,7 +54,8 @@ class Verdict:
         return "model" if "transcript" in self.evidence else "structural"
 
     def with_gaps(self, texts: list[str], layer: Layer) -> Verdict:
-        """This verdict turned into a rejection by further gaps (for example failed stored probes)."""
+        """This verdict turned into a rejection by further gaps (for example failed stored
+        probes)."""
         gaps = (*self.gaps, *(Gap(text, layer) for text in texts))
         return Verdict(False, gaps, self.evidence)
 

@@ -80,7 +80,8 @@ def run_suite(
     resume: bool = False,
     **overrides,
 ) -> dict:
-    """Run every task under `paths`, `parallel` at a time, into `out_dir`; returns summary.json's content."""
+    """Run every task under `paths`, `parallel` at a time, into `out_dir`; returns summary.json's
+    content."""
     config = make_config(model, config=config, **overrides)
     return suite.run_suite(list(paths), config, out_dir, parallel=parallel, resume=resume)
 
@@ -97,7 +98,8 @@ def run_batch(
     check: str | Path | None = None,
     **overrides,
 ) -> list[dict]:
-    """Run `instruction` over every file (paths or glob patterns); returns summary.csv's rows as dicts."""
+    """Run `instruction` over every file (paths or glob patterns); returns summary.csv's rows as
+    dicts."""
     config = make_config(model, config=config, **overrides)
     return batch.run_batch(
         instruction, list(files), out_dir, config, parallel=parallel, resume=resume, check=check
@@ -114,7 +116,8 @@ def run_code(
     apply: bool = False,
     **overrides,
 ) -> dict:
-    """Carry out `instruction` on a copy of `repo`; returns the summary (gate verdict, changed files, patch path)."""
+    """Carry out `instruction` on a copy of `repo`; returns the summary (gate verdict, changed
+    files, patch path)."""
     config = make_config(model, config=config, **overrides)
     return asdict(coding.run_code(repo, instruction, config, out_dir, apply=apply))
 

@@ -50,14 +50,16 @@ def run_task(
     on_turn=None,
     after_run=None,
 ) -> dict:
-    """Run `task` under `config`, writing the run directory `out_dir`; returns result.json's content.
+    """Run `task` under `config`, writing the run directory `out_dir`; returns result.json's
+    content.
 
     Under `config.best_of` N > 1, `model` and `gate_model` may be lists of N (one per rollout); a
     single model is shared by the rollouts (fine for API clients, not for a scripted model), and
     None builds one per rollout from the spec. A best-of run is never resumed: it starts again.
 
-    `after_run(sandbox)`, when given, runs once the agent has ended and the task is scored, before the
-    sandbox closes (to copy results out); a `StateActError` from it becomes the result's error.
+    `after_run(sandbox)`, when given, runs once the agent has ended and the task is scored,
+    before the sandbox closes (to copy results out); a `StateActError` from it becomes the
+    result's error.
     """
     task = task if isinstance(task, Task) else load_task(task)
     if config.allow_host_paths:

@@ -1,4 +1,5 @@
-"""Sandboxes: isolated machines with a toolbox inside (persistent bash and Python, an editor, files)."""
+"""Sandboxes: isolated machines with a toolbox inside (persistent bash and Python, an editor,
+files)."""
 
 from __future__ import annotations
 

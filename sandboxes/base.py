@@ -1,9 +1,10 @@
-"""The sandbox seam: where the toolbox lives (a backend) apart from what runs commands (the toolbox).
+"""The sandbox seam: where the toolbox lives (a backend) apart from what runs commands (the
+toolbox).
 
-A backend starts an isolated machine, starts the toolbox process inside it as user `user` and hands
-back a `Channel` to that process's stdio. Everything the agent does to the machine goes through the
-toolbox RPC (see `sandboxes/toolbox/server.py` for the methods), so the same client code serves every
-backend.
+A backend starts an isolated machine, starts the toolbox process inside it as user `user` and
+hands back a `Channel` to that process's stdio. Everything the agent does to the machine goes
+through the toolbox RPC (see `sandboxes/toolbox/server.py` for the methods), so the same client
+code serves every backend.
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ class ToolboxSandboxMixin:
 
     @toolbox.setter
     def toolbox(self, client) -> None:
-        # The sandbox's `call` is its client's own: a tool's call goes straight to the toolbox client.
+        # The sandbox's `call` is its client's own: a tool's call goes straight to the toolbox
+        # client.
         self._toolbox = client
         self.call = client.call
 

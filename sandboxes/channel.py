@@ -95,7 +95,8 @@ class PipeChannel:
 
 
 class DockerExecChannel:
-    """The toolbox as a `docker exec` process, spoken to over the engine's multiplexed attach socket.
+    """The toolbox as a `docker exec` process, spoken to over the engine's multiplexed attach
+    socket.
 
     With no TTY the engine frames the output: an 8-byte header (stream id, 3 zero bytes, big-endian
     length) before each chunk; stream 1 is stdout, 2 is stderr.

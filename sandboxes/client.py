@@ -39,7 +39,8 @@ class ToolboxClient:
             hello = json.loads(line)
         except json.JSONDecodeError:
             raise SandboxError(
-                f"the toolbox in sandbox {self.sandbox_id} printed {line[:200]!r} instead of its ready line."
+                f"the toolbox in sandbox {self.sandbox_id} printed {line[:200]!r} "
+                "instead of its ready line."
             ) from None
         if not isinstance(hello, dict) or not hello.get("ready"):
             raise SandboxError(f"the toolbox in sandbox {self.sandbox_id} did not report ready.")

@@ -1,10 +1,11 @@
 """Host-side file copies that stay inside one folder whatever the sandbox put there.
 
 A sandbox path becomes a host path only through `sandbox_parts` (absolute, normalised, no NUL, no
-`..` left). Copies then walk the folder one component at a time with `O_NOFOLLOW`, each step opened
-relative to the folder above it, so a symbolic link the agent made (even one swapped in while the copy
-runs) is refused instead of followed out to the host. Copies out skip links, sockets, FIFOs and devices
-and keep only the permission bits of a file (never setuid, setgid or sticky).
+`..` left). Copies then walk the folder one component at a time with `O_NOFOLLOW`, each step
+opened relative to the folder above it, so a symbolic link the agent made (even one swapped in
+while the copy runs) is refused instead of followed out to the host. Copies out skip links,
+sockets, FIFOs and devices and keep only the permission bits of a file (never setuid, setgid or
+sticky).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ CHUNK = 1 << 20
 
 
 def sandbox_parts(sandbox_path: str) -> PurePosixPath:
-    """`sandbox_path` normalised; raises SandboxError for a relative path, NUL or a climb above /."""
+    """`sandbox_path` normalised; raises SandboxError for a relative path, NUL or a climb above
+    /."""
     text = str(sandbox_path)
     if "\x00" in text:
         raise SandboxError(f"the sandbox path {text!r} contains a NUL character.")
@@ -109,7 +111,8 @@ def _copy_in_entry(source: Path, parent: int, name: str, parts: tuple[str, ...])
 
 
 def copy_out(root: Path, parts: tuple[str, ...], target: Path) -> None:
-    """Copy `root/parts…` (a file or a folder) to the host path `target`; links are refused or skipped."""
+    """Copy `root/parts…` (a file or a folder) to the host path `target`; links are refused or
+    skipped."""
     if not parts:
         raise SandboxError(
             "cannot copy the top of a sandbox folder; name a file or folder inside it."

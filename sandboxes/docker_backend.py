@@ -67,7 +67,8 @@ def docker_client():
 
 
 def resolve_image(client, image: str) -> str:
-    """The concrete image reference for `image` (a short name like `desktop`, or a full reference)."""
+    """The concrete image reference for `image` (a short name like `desktop`, or a full
+    reference)."""
     from docker.errors import ImageNotFound
 
     if ":" in image or image.startswith("sha256"):
@@ -143,7 +144,8 @@ def _toolbox_tar() -> bytes:
     buffer = io.BytesIO()
     parent = TOOLBOX_PARENT.removeprefix("/opt/")
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        # Folders first, root-owned: the agent (user `user`) must not add a module beside the toolbox.
+        # Folders first, root-owned: the agent (user `user`) must not add a module beside the
+        # toolbox.
         for folder in (parent, f"{parent}/toolbox"):
             info = tarfile.TarInfo(folder)
             info.type = tarfile.DIRTYPE

@@ -41,7 +41,8 @@ def owner_label() -> str:
 
 def owner_is_gone(label: str) -> bool:
     """True when the process that started a sandbox no longer runs (on this host), or, for a
-    snapshot kept for a run's resume (`run:<run dir>`), when that run directory is gone or finished."""
+    snapshot kept for a run's resume (`run:<run dir>`), when that run directory is gone or
+    finished."""
     if label.startswith("run:"):
         run_dir = label[len("run:") :]
         return not os.path.isdir(run_dir) or os.path.exists(os.path.join(run_dir, "result.json"))

@@ -58,7 +58,8 @@ def harness_python() -> Path:
 
 
 def python_mounts() -> list[str]:
-    """The host folders the harness's python needs: its environment and the base install under it."""
+    """The host folders the harness's python needs: its environment and the base install under
+    it."""
     folders = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
     folders |= {folder.resolve() for folder in folders}
     folders.add(Path(os.path.realpath(sys.executable)).parent.parent)

@@ -1,4 +1,5 @@
-"""Fresh-context specialists the main agent delegates to: worker (code tools), gui (screen), web (DOM)."""
+"""Fresh-context specialists the main agent delegates to: worker (code tools), gui (screen), web
+(DOM)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 The specialist starts with nothing but the subtask and the facts the caller passes, runs its own
 `ToolLoop` (named `worker-1`, `gui-2`, ... so the trajectory keeps agents apart) until it calls
-`report(text)` or hits its turn cap, and shares the run's `RunStats` so its cost counts. Its transcript
-never enters the caller's context.
+`report(text)` or hits its turn cap, and shares the run's `RunStats` so its cost counts. Its
+transcript never enters the caller's context.
 """
 
 from __future__ import annotations
@@ -35,14 +35,16 @@ SPECIALISTS = ("worker", "gui", "web")
 PROMPTS = Path(__file__).parent / "prompts"
 LAST_TEXT_CHARS = 2000
 DESCRIPTIONS = {
-    "worker": "a fresh-context copy of your code tools for a long exploration or a self-contained part",
+    "worker": "a fresh-context copy of your code tools for a long exploration or a "
+    "self-contained part",
     "gui": "sees the screen and uses mouse and keyboard, for irreducibly visual subgoals",
     "web": "drives a browser through the DOM (navigate, read_dom, run_js, click, fill, select)",
 }
 
 
 class ReportTool:
-    """`report(text)`: ends a specialist; with a `review` (the nested gate) only once it is accepted."""
+    """`report(text)`: ends a specialist; with a `review` (the nested gate) only once it is
+    accepted."""
 
     name = "report"
 
@@ -53,8 +55,10 @@ class ReportTool:
         return ToolSpec(
             name=self.name,
             description=(
-                "End your work and hand your report to the agent that delegated to you: what you did, "
-                "the state you left (paths, values, what is on screen), and anything that failed or "
+                "End your work and hand your report to the agent that delegated to "
+                "you: what you did, "
+                "the state you left (paths, values, what is on screen), and anything "
+                "that failed or "
                 "is unverified. Only this text goes back, so put every fact it needs in it."
             ),
             input_schema={
@@ -133,8 +137,10 @@ class DelegateTool:
         return ToolSpec(
             name=self.name,
             description=(
-                "Hand a focused subtask to a specialist that starts with a fresh context holding only "
-                f"`task` and `facts`; you get back its short report, never its transcript. {choices}."
+                "Hand a focused subtask to a specialist that starts with a fresh "
+                "context holding only "
+                "`task` and `facts`; you get back its short report, never its "
+                f"transcript. {choices}."
             ),
             input_schema={
                 "type": "object",
@@ -231,7 +237,8 @@ def _seed(task: str, facts: str | None) -> str:
     if facts and facts.strip():
         parts.append(f"<facts>\n{facts.strip()}\n</facts>")
     parts.append(
-        "You start with no other context. Do the subtask, then call `report` with what you found or did."
+        "You start with no other context. Do the subtask, then call `report` with "
+        "what you found or did."
     )
     return "\n\n".join(parts)
 

@@ -1,4 +1,5 @@
-"""The sandbox's virtual desktop seen from the host: start it once, act with xdotool, take screenshots.
+"""The sandbox's virtual desktop seen from the host: start it once, act with xdotool, take
+screenshots.
 
 The work happens in the toolbox's desktop driver (`sandboxes/toolbox/drivers/desktop.py`), which
 ships with the toolbox; each method here is one `desktop.*` toolbox call with a small argument dict,
@@ -11,7 +12,8 @@ import base64
 
 DEFAULT_TIMEOUT_S = 60.0
 SETTLE_CAP_S = 2.0
-"""Longest wait for the screen to stop changing after an action (the reference demo always waits 2 s)."""
+"""Longest wait for the screen to stop changing after an action (the reference demo always waits
+2 s)."""
 
 
 class Desktop:
@@ -47,7 +49,8 @@ class Desktop:
     def act(
         self, commands: list[list[str]], out_size: tuple[int, int], settle_s: float = SETTLE_CAP_S
     ) -> bytes:
-        """Run xdotool commands (each an argument list; `["sleep", s]` pauses) and return the settled screen."""
+        """Run xdotool commands (each an argument list; `["sleep", s]` pauses) and return the
+        settled screen."""
         self.ensure_started()
         timeout = 60 + sum(float(c[1]) for c in commands if c[0] == "sleep")
         shot = self._call(

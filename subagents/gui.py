@@ -1,8 +1,9 @@
 """The GUI specialist's `computer` tool: Anthropic's computer-use actions on the sandbox's desktop.
 
-Screenshots are scaled to what the model can see without silent downsampling, the scaled size is the
-declared display size, and model coordinates are mapped back to screen pixels. Bad input (a point off
-the screen, an unknown key, a missing parameter) is a `ToolError` the model can correct.
+Screenshots are scaled to what the model can see without silent downsampling, the scaled size is
+the declared display size, and model coordinates are mapped back to screen pixels. Bad input (a
+point off the screen, an unknown key, a missing parameter) is a `ToolError` the model can
+correct.
 """
 
 from __future__ import annotations
@@ -102,7 +103,8 @@ class ScreenScale:
         x, y = point
         if not (0 <= x < width and 0 <= y < height):
             raise ToolError(
-                f"`{name}` {list(point)} is outside the screen: x must be in 0..{width - 1} and y in "
+                f"`{name}` {list(point)} is outside the screen: x must be in "
+                f"0..{width - 1} and y in "
                 f"0..{height - 1}."
             )
         factor_x, factor_y = self.screen[0] / width, self.screen[1] / height
@@ -118,7 +120,8 @@ class ScreenScale:
 
 
 def image_limits(model_name: str) -> tuple[int, float | None]:
-    """(longest edge, pixel budget) a model sees 1:1; larger images would be downsampled silently."""
+    """(longest edge, pixel budget) a model sees 1:1; larger images would be downsampled
+    silently."""
     parsed = parse_claude_name(model_name)
     if parsed is not None:
         family, major, minor = parsed
@@ -141,7 +144,8 @@ def screen_scale(width: int, height: int, model_name: str) -> ScreenScale:
 
 
 def key_combo(text) -> list[str]:
-    """`ctrl+s Return` -> xdotool key arguments with keysyms; ToolError for an empty or odd value."""
+    """`ctrl+s Return` -> xdotool key arguments with keysyms; ToolError for an empty or odd
+    value."""
     if not isinstance(text, str) or not text.strip():
         raise ToolError(
             "`text` must name the key(s) to press, e.g. `Return`, `ctrl+s` or `alt+F4`."
@@ -179,10 +183,14 @@ class ComputerTool:
         return ToolSpec(
             name=self.name,
             description=(
-                f"Use the mouse and keyboard on a {width}x{height} screen and take screenshots. Coordinates "
-                "are [x, y] pixels of the screenshot, origin top left. Every action except screenshot, "
-                "zoom and cursor_position returns a screenshot taken once the screen settled. `key` takes "
-                "X keysyms and combinations (`Return`, `ctrl+s`, `alt+F4`); `type` types text as given."
+                f"Use the mouse and keyboard on a {width}x{height} screen and take "
+                "screenshots. Coordinates "
+                "are [x, y] pixels of the screenshot, origin top left. Every action "
+                "except screenshot, "
+                "zoom and cursor_position returns a screenshot taken once the screen "
+                "settled. `key` takes "
+                "X keysyms and combinations (`Return`, `ctrl+s`, `alt+F4`); `type` "
+                "types text as given."
             ),
             input_schema={
                 "type": "object",
@@ -200,7 +208,8 @@ class ComputerTool:
                     },
                     "text": {
                         "type": "string",
-                        "description": "text to type, key(s) to press, or modifiers held during a click/scroll",
+                        "description": "text to type, key(s) to press, or modifiers held during a "
+                        "click/scroll",
                     },
                     "scroll_direction": {"type": "string", "enum": list(SCROLL_BUTTONS)},
                     "scroll_amount": {"type": "integer", "minimum": 1},
@@ -234,7 +243,8 @@ class ComputerTool:
         unexpected = sorted(set(params) - known)
         if unexpected:
             raise ToolError(
-                f"{action} does not take {', '.join(unexpected)}; it takes: {', '.join(sorted(known))}."
+                f"{action} does not take {', '.join(unexpected)}; it takes: "
+                f"{', '.join(sorted(known))}."
             )
         params = {key: value for key, value in params.items() if value is not None}
         self.desktop.ensure_started()

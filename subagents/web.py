@@ -50,7 +50,10 @@ class _BrowserTool:
 
 class NavigateTool(_BrowserTool):
     name = "navigate"
-    description = "Open a URL in the browser and wait for it to load (http://127.0.0.1:PORT/..., file:///...)."
+    description = (
+        "Open a URL in the browser and wait for it to load (http://127.0.0.1:PORT/..., "
+        "file:///...)."
+    )
     schema = _object({"url": {"type": "string"}}, ["url"])
 
     def __call__(self, url: str) -> ToolResult:
@@ -62,7 +65,8 @@ class NavigateTool(_BrowserTool):
 class ReadDomTool(_BrowserTool):
     name = "read_dom"
     description = (
-        "The current page as markdown: visible text, tables and links; each interactive element is a "
+        "The current page as markdown: visible text, tables and links; each "
+        "interactive element is a "
         'line `[eN] role "name"` whose handle works as the CSS selector [data-sa-id="eN"]. Handles '
         "stay valid on this page until it navigates."
     )
@@ -77,7 +81,8 @@ class ReadDomTool(_BrowserTool):
 class RunJsTool(_BrowserTool):
     name = "run_js"
     description = (
-        "Run JavaScript in the page and return its JSON result: an expression (`document.title`), a "
+        "Run JavaScript in the page and return its JSON result: an expression "
+        "(`document.title`), a "
         "function (`() => ...`), or statements ending with `return value`."
     )
     schema = _object({"code": {"type": "string"}}, ["code"])

@@ -1,9 +1,10 @@
-"""Where a task's input and gold files live on the host: OSWorld's cache naming, or beside the task file.
+"""Where a task's input and gold files live on the host: OSWorld's cache naming, or beside the
+task file.
 
 OSWorld downloads every URL a task names into a cache folder; the file is called
-`uuid5(NAMESPACE_URL, url)_<basename>` (or sits under `<task id>/<basename>` in its per-task layout).
-This harness never downloads: a URL is found in the cache dir or the task cannot run. Self-contained
-suites name their files with paths relative to the task file instead.
+`uuid5(NAMESPACE_URL, url)_<basename>` (or sits under `<task id>/<basename>` in its per-task
+layout). This harness never downloads: a URL is found in the cache dir or the task cannot run.
+Self-contained suites name their files with paths relative to the task file instead.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def confined(path: Path, roots: list[Path], refusal: str) -> Path:
 
 
 def find_cached(url: str, task_id: str, cache_dir: Path | None) -> Path | None:
-    """The cached copy of `url`, or None when there is none (a name that leaves the cache is none)."""
+    """The cached copy of `url`, or None when there is none (a name that leaves the cache is
+    none)."""
     if cache_dir is None:
         return None
     return next(
@@ -87,7 +89,8 @@ def find_cached(url: str, task_id: str, cache_dir: Path | None) -> Path | None:
 
 
 def task_roots(task: Task, cache_dir: Path | None) -> list[Path]:
-    """Where a task's file references may point: its folder, the cache and what the harness added."""
+    """Where a task's file references may point: its folder, the cache and what the harness
+    added."""
     from tasks.schema import reference_root
 
     return [reference_root(task), *([Path(cache_dir)] if cache_dir else []), *task.extra_roots]
@@ -115,7 +118,8 @@ def local_reference(url_or_path: str, task: Task, cache_dir: Path | None) -> Pat
 
 
 def resolve_source(url_or_path: str, task: Task, cache_dir: Path | None) -> Path:
-    """The host file a task's `url`/`path` refers to; raises StateActError when it is not available."""
+    """The host file a task's `url`/`path` refers to; raises StateActError when it is not
+    available."""
     if not is_url(url_or_path):
         path = local_reference(url_or_path, task, cache_dir)
         if not is_file(path):

@@ -16,11 +16,13 @@ HISTORY = f"{SANDBOX_HOME}/.config/google-chrome/Default/History"
 CHROME_EPOCH_OFFSET_S = 11644473600
 """Seconds from 1601-01-01 (Chrome's time origin) to 1970-01-01."""
 TYPED_LINK = 805306368
-"""`visits.transition` of a link visit that ended a navigation chain (Chrome's page-transition bits)."""
+"""`visits.transition` of a link visit that ended a navigation chain (Chrome's page-transition
+bits)."""
 
 WRITE = r"""
 import json, sqlite3, sys, time
-rows, path, offset, transition = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rows, path = json.loads(sys.argv[1]), sys.argv[2]
+offset, transition = int(sys.argv[3]), int(sys.argv[4])
 db = sqlite3.connect(path, timeout=5)
 for row in rows:
     when = int((time.time() - float(row.get("visit_time_from_now_in_seconds", 0)) + offset) * 1e6)

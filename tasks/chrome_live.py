@@ -36,7 +36,8 @@ def cdp_call(run: Run, request: dict) -> Any:
 
 
 def omnibox_text(url: str) -> str:
-    """What Chrome's address bar shows for `url`: http(s) without its scheme and a leading `www.`."""
+    """What Chrome's address bar shows for `url`: http(s) without its scheme and a leading
+    `www.`."""
     parts = urlparse(url)
     if parts.scheme not in ("http", "https"):
         return url

@@ -1,7 +1,7 @@
 """Which metrics and getters a set of task files uses, and whether StateAct implements each.
 
-`stateact suite PATH… --dry-run --summary` prints this table, so coverage of a benchmark can be read at a
-glance; it is generated from the task files, never kept by hand.
+`stateact suite PATH… --dry-run --summary` prints this table, so coverage of a benchmark can be
+read at a glance; it is generated from the task files, never kept by hand.
 """
 
 from __future__ import annotations

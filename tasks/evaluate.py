@@ -1,8 +1,10 @@
-"""Score a task's final state with its evaluator, with OSWorld's semantics (see reference/osworld.md).
+"""Score a task's final state with its evaluator, with OSWorld's semantics (see
+reference/osworld.md).
 
 `evaluate` never raises: an unknown metric, a failing getter or a broken file makes that metric 0
 with the reason in its `error`, and the task is scored from the metric values by the `conj` rule.
-Running `postconfig` (saving files in a live machine) is the caller's job; this takes the state as is.
+Running `postconfig` (saving files in a live machine) is the caller's job; this takes the state
+as is.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ class EvalResult(BaseModel):
 
 
 def combine(values: list[float], conj: str) -> float:
-    """OSWorld's combination: `and` is 0 if any metric is 0 else the mean; `or` 1 if any is 1 else the max."""
+    """OSWorld's combination: `and` is 0 if any metric is 0 else the mean; `or` 1 if any is 1
+    else the max."""
     if len(values) == 1:
         return values[0]
     if conj == "or":
@@ -101,7 +104,8 @@ def apply_metric(name: str, fetch_result, fetch_expected, options) -> MetricResu
 
 
 def run_metric_value(name: str, result, expected, options) -> float:
-    """Metric `name` on values already fetched (`expected` None: the task has none); 0 on any error."""
+    """Metric `name` on values already fetched (`expected` None: the task has none); 0 on any
+    error."""
     fetch_expected = None if expected is None else (lambda: expected)
     return apply_metric(name, lambda: result, fetch_expected, options).value
 

@@ -1,9 +1,9 @@
 """OSWorld getters: turn an evaluator's `result`/`expected` spec into the value a metric compares.
 
-A getter reads the machine state through a `StateSource`: `RootDirSource` is a folder holding a copy
-of the machine's files (offline checking), `SandboxSource` a live sandbox. File getters copy into the
-evaluation work dir under their `dest` name (metrics such as `sheet_print` look for sibling files by
-name) and return host paths as strings, or None for an absent file.
+A getter reads the machine state through a `StateSource`: `RootDirSource` is a folder holding a
+copy of the machine's files (offline checking), `SandboxSource` a live sandbox. File getters copy
+into the evaluation work dir under their `dest` name (metrics such as `sheet_print` look for
+sibling files by name) and return host paths as strings, or None for an absent file.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ class RootDirSource:
         self.root = Path(root)
 
     def host_path(self, path: str) -> Path:
-        """The file under `root` standing for the machine's `path` (normalised: `..` stays inside)."""
+        """The file under `root` standing for the machine's `path` (normalised: `..` stays
+        inside)."""
         text = path if path.startswith("/") else f"{SANDBOX_HOME}/{path}"
         posix = PurePosixPath(posixpath.normpath("/" + text.lstrip("/")))
         return self.root.joinpath(*posix.parts[1:])
@@ -62,7 +63,8 @@ class RootDirSource:
 
     def run_command(self, command: str | list[str], shell: bool) -> dict:
         raise StateActError(
-            "this evaluator runs a command in the machine (vm_command_line), which needs a live sandbox, "
+            "this evaluator runs a command in the machine (vm_command_line), which "
+            "needs a live sandbox, "
             "not a --root folder"
         )
 
@@ -127,7 +129,8 @@ def getter(name: str) -> Callable[[GetterFn], GetterFn]:
 
 
 def run_getter(spec: dict | None, ctx: GetterContext) -> Any:
-    """The value `spec` describes; None for no spec. Raises StateActError for unknown or broken specs."""
+    """The value `spec` describes; None for no spec. Raises StateActError for unknown or broken
+    specs."""
     if spec is None:
         return None
     if not isinstance(spec, dict) or "type" not in spec:
@@ -266,7 +269,8 @@ def walk(node, depth, out):
         iface = node.get_text_iface()
         if iface: text = Atspi.Text.get_text(iface, 0, Atspi.Text.get_character_count(iface))
     except Exception: pass
-    out.append("<%s name=%s states=%s>%s" % (role, quoteattr(name), quoteattr(" ".join(states)), escape(text)))
+    out.append("<%s name=%s states=%s>%s"
+               % (role, quoteattr(name), quoteattr(" ".join(states)), escape(text)))
     for i in range(node.get_child_count()):
         child = node.get_child_at_index(i)
         if child is not None: walk(child, depth + 1, out)
@@ -283,7 +287,8 @@ def get_accessibility_tree(spec: dict, ctx: GetterContext) -> str:
     result = ctx.source.run_command(command, True)
     if result.get("returncode", 0) != 0:
         raise StateActError(
-            f"the accessibility tree is unavailable in this machine: {result.get('output', '')[-300:]}"
+            "the accessibility tree is unavailable in this machine: "
+            f"{result.get('output', '')[-300:]}"
         )
     return result["output"]
 

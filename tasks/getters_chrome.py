@@ -29,7 +29,8 @@ COLOR_SCHEMES = {0: "system", 1: "light", 2: "dark"}
 
 
 def read_profile_json(ctx: GetterContext, relative: str) -> dict | None:
-    """A profile JSON file (`Default/Preferences`, `Local State`) from the first profile that has it."""
+    """A profile JSON file (`Default/Preferences`, `Local State`) from the first profile that has
+    it."""
     for root in PROFILE_ROOTS:
         dest = work_path(ctx, f"chrome/{root.rsplit('/', 1)[-1]}/{relative}")
         fetched = ctx.source.fetch_file(f"{root}/{relative}", dest)

@@ -77,7 +77,8 @@ def wallpaper_path(output: str) -> str | None:
 
 @getter("vm_wallpaper")
 def get_vm_wallpaper(spec: dict, ctx: GetterContext) -> str | None:
-    """A copy of the desktop's wallpaper image (GNOME's picture-uri); None when it is unset or absent."""
+    """A copy of the desktop's wallpaper image (GNOME's picture-uri); None when it is unset or
+    absent."""
     for key in WALLPAPER_KEYS:
         reply = desktop_command(ctx, f"gsettings get org.gnome.desktop.background {key}")
         if reply.get("returncode", 0) != 0:

@@ -19,8 +19,9 @@ RELS_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
 
 
 def tree_of_host_folder(folder: Path) -> dict:
-    """OSWorld's directory tree: {"type": "directory", "name", "children"}, files as {"type", "name"}.
-    Symbolic links are listed as files, never followed (a link may point out of the state)."""
+    """OSWorld's directory tree: {"type": "directory", "name", "children"}, files as {"type",
+    "name"}. Symbolic links are listed as files, never followed (a link may point out of the
+    state)."""
     tree: dict[str, Any] = {"type": "directory", "name": folder.name, "children": []}
     try:
         for entry in sorted(folder.iterdir()):

@@ -1,5 +1,6 @@
-"""OSWorld's `rule_relativeTime` getter: dates described in words ("next Monday", "10th next month"),
-computed relative to now, substituted into the `{Year}`-style placeholders of the expected values.
+"""OSWorld's `rule_relativeTime` getter: dates described in words ("next Monday", "10th next
+month"), computed relative to now, substituted into the `{Year}`-style placeholders of the
+expected values.
 """
 
 from __future__ import annotations

@@ -32,9 +32,11 @@ class Evaluator(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     func: str | list[str] = Field(default_factory=list)
-    """Metric name, or a list of names scored together with `conj`; empty for a task with no checker."""
+    """Metric name, or a list of names scored together with `conj`; empty for a task with no
+    checker."""
     conj: Literal["and", "or"] = "and"
-    """How several metrics combine: `and` (0 if any is 0, else the mean) or `or` (1 if any is 1, else the max)."""
+    """How several metrics combine: `and` (0 if any is 0, else the mean) or `or` (1 if any is 1,
+    else the max)."""
     result: dict[str, Any] | list[dict[str, Any] | None] | None = None
     """Getter spec(s) for the machine state; a list is aligned with `func`."""
     expected: dict[str, Any] | list[dict[str, Any] | None] | None = None
@@ -58,7 +60,8 @@ class Evaluator(BaseModel):
 
 
 class Task(BaseModel):
-    """An OSWorld-format task; `base_dir` is the folder of the task file (for relative fixture paths)."""
+    """An OSWorld-format task; `base_dir` is the folder of the task file (for relative fixture
+    paths)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -69,7 +72,8 @@ class Task(BaseModel):
     config: list[SetupStep] = Field(default_factory=list)
     """Ordered setup steps run before the agent starts."""
     evaluator: Evaluator = Field(default_factory=Evaluator)
-    """How the end state is scored; a task without one (just an instruction) is run but not scored."""
+    """How the end state is scored; a task without one (just an instruction) is run but not
+    scored."""
     related_apps: list[str] = Field(default_factory=list)
     """Applications the task touches (informational)."""
     source: str | list[str] | None = None

@@ -174,7 +174,9 @@ class SetupRunner:
         if self.desktop_started or self.bash(f"test -f {DESKTOP_ENV}")[0] == 0:
             self.desktop_started = True
             return
-        size = f"{self.placeholders.get('SCREEN_WIDTH', 1280)}x{self.placeholders.get('SCREEN_HEIGHT', 720)}"
+        width = self.placeholders.get("SCREEN_WIDTH", 1280)
+        height = self.placeholders.get("SCREEN_HEIGHT", 720)
+        size = f"{width}x{height}"
         self.must(f"stateact-desktop start {size}", "starting the desktop", timeout=90.0)
         self.desktop_started = True
 

@@ -1,5 +1,5 @@
-"""Test models for the control modes: tool-less JSON requests answered by one callable, tool requests
-by another (a `ScriptedModel` whose every turn is that callable)."""
+"""Test models for the control modes: tool-less JSON requests answered by one callable, tool
+requests by another (a `ScriptedModel` whose every turn is that callable)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ def user_text(messages: list[dict]) -> str:
 
 
 class RoutedModel:
-    """`planner(system, text) -> JSON-able or str` answers tool-less requests; `actor(system, messages,
-    tools) -> turn dict` (or a list of turns, played in order) answers tool requests."""
+    """`planner(system, text) -> JSON-able or str` answers tool-less requests; `actor(system,
+    messages, tools) -> turn dict` (or a list of turns, played in order) answers tool
+    requests."""
 
     name = "routed"
     context_window = 200_000

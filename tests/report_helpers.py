@@ -67,7 +67,8 @@ def fake_results(count: int, seed: int = 1, **overrides) -> list[dict]:
 
 
 def write_fake_suite(out: Path, results: list[dict], screenshots: bool = False) -> dict:
-    """A suite directory: results.jsonl, summary.json and a run folder with a trajectory per task."""
+    """A suite directory: results.jsonl, summary.json and a run folder with a trajectory per
+    task."""
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "results.jsonl", "w", encoding="utf-8") as handle:
         for line in results:
@@ -80,7 +81,8 @@ def write_fake_suite(out: Path, results: list[dict], screenshots: bool = False) 
 
 
 def write_fake_run(run_dir: Path, result: dict, screenshots: bool = True) -> None:
-    """A run folder with a task, two turns (the second with a screenshot), a gate round, a result."""
+    """A run folder with a task, two turns (the second with a screenshot), a gate round, a
+    result."""
     record = RunRecord(run_dir)
     record.append("task", agent="main", content=[{"type": "text", "text": "Do the thing."}])
     usage = {"cost_usd": 0.0123, "prompt_tokens": 900, "output_tokens": 80}

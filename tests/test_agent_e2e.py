@@ -1,5 +1,5 @@
-"""`stateact run` end to end: the real SDKs over HTTP to local fake providers, a real sandbox, an xlsx
-edited through `python`, the finish rule, the gate, scoring and the run record."""
+"""`stateact run` end to end: the real SDKs over HTTP to local fake providers, a real sandbox, an
+xlsx edited through `python`, the finish rule, the gate, scoring and the run record."""
 
 from __future__ import annotations
 
@@ -21,7 +21,10 @@ EDIT_CODE = (
     "wb.save('/home/user/data.xlsx')\n"
     "print('saved')"
 )
-READ_BACK = "python3 -c \"import openpyxl; print(openpyxl.load_workbook('/home/user/data.xlsx').active['B1'].value)\""
+READ_BACK = (
+    'python3 -c "import openpyxl; '
+    "print(openpyxl.load_workbook('/home/user/data.xlsx').active['B1'].value)\""
+)
 
 
 def make_task(folder: Path) -> Path:
@@ -32,7 +35,8 @@ def make_task(folder: Path) -> Path:
     workbook.save(folder / "data.xlsx")
     task = {
         "id": "sum-formula",
-        "instruction": "In /home/user/data.xlsx, put a formula in B1 that sums A1:A3, and save the file.",
+        "instruction": "In /home/user/data.xlsx, put a formula in B1 that sums A1:A3, and save the "
+        "file.",
         "config": [
             {
                 "type": "download",
@@ -132,7 +136,8 @@ def test_anthropic_run_against_a_fake_messages_api(tmp_path):
     assert result["status"] == "completed" and result["score"] == 1.0 and result["success"] is True
     assert result["gate_rounds"] == 1 and result["gate_passed"] is True
     assert result["main_turns"] == 6 and result["model_turns"] == 8
-    # 8 billed turns at Sonnet prices: $3/M input, $15/M output, cache reads 0.1x, cache writes 1.25x.
+    # 8 billed turns at Sonnet prices: $3/M input, $15/M output, cache reads 0.1x, cache writes
+    # 1.25x.
     per_turn = (1000 * 3 + 100 * 15 + 2000 * 0.3 + 500 * 3.75) / 1e6
     assert result["cost_usd"] == pytest.approx(8 * per_turn, rel=1e-6)
     assert len(requests) == 10  # two failed attempts were retried

@@ -1,5 +1,6 @@
-"""`stateact batch`: five generated workbooks, one scripted instruction, real sandboxes, the gate, --check
-scoring, summary.csv, and a SIGKILL midway followed by --resume that does not redo finished files."""
+"""`stateact batch`: five generated workbooks, one scripted instruction, real sandboxes, the
+gate, --check scoring, summary.csv, and a SIGKILL midway followed by --resume that does not redo
+finished files."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from harness.kernel.core import StateActError
 from .conftest import REPO, require_image
 
 INSTRUCTION = "In {file}, put a formula in B1 that sums A1:A3, and save the file."
-# One script serves every file (each sandbox holds just its own workbook); book3 gets a wrong formula
+# One script serves every file (each sandbox holds just its own workbook); book3 gets a wrong
+# formula
 # on purpose, so --check must score it 0 while the others score 1.
 EDIT = (
     "import glob, openpyxl\n"
@@ -31,7 +33,10 @@ EDIT = (
     "wb.save(path)\n"
     "print(path)"
 )
-READ_BACK = "python3 -c \"import glob, openpyxl; p = glob.glob('/home/user/*.xlsx')[0]; print(p, openpyxl.load_workbook(p).active['B1'].value)\""
+READ_BACK = (
+    "python3 -c \"import glob, openpyxl; p = glob.glob('/home/user/*.xlsx')[0]; print(p, "
+    "openpyxl.load_workbook(p).active['B1'].value)\""
+)
 
 
 def call(name: str, **params) -> dict:

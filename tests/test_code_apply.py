@@ -1,4 +1,5 @@
-"""`stateact code --apply` stays inside the repository, keeps links and modes, and is all or nothing.
+"""`stateact code --apply` stays inside the repository, keeps links and modes, and is all or
+nothing.
 
 The unit half drives `apply_changes` on trees built by hand (including a failure half-way); the
 command half runs a scripted agent on both backends that tries to write through a link it replaced.

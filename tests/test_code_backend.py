@@ -1,5 +1,6 @@
-"""`stateact code`: a scripted agent fixes a failing unittest in a copied repository; the gate runs the tests;
-the patch makes them pass on the host; the host repository is untouched without --apply."""
+"""`stateact code`: a scripted agent fixes a failing unittest in a copied repository; the gate
+runs the tests; the patch makes them pass on the host; the host repository is untouched without
+--apply."""
 
 from __future__ import annotations
 
@@ -19,13 +20,15 @@ TEST_COMMAND = "cd /home/user/calcproj && python3 -m unittest -v"
 
 
 def make_repo(root: Path) -> Path:
-    """A tiny project whose one test fails (add subtracts), with a .git and caches that must not travel."""
+    """A tiny project whose one test fails (add subtracts), with a .git and caches that must not
+    travel."""
     repo = root / "calcproj"
     repo.mkdir()
     (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     (repo / "test_calc.py").write_text(
         "import unittest\n\nfrom calc import add\n\n\n"
-        "class AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n\n"
+        "class AddTest(unittest.TestCase):\n    def test_add(self):\n        "
+        "self.assertEqual(add(2, 3), 5)\n\n\n"
         "if __name__ == '__main__':\n    unittest.main()\n"
     )
     (repo / "README.md").write_text("calc\n")
@@ -193,5 +196,6 @@ def test_code_missing_repository_is_one_clear_error(tmp_path):
     assert done.returncode == 2
     assert (
         done.stderr.strip()
-        == f"stateact: error: the repository path {tmp_path / 'nope'} does not exist or is not a folder."
+        == f"stateact: error: the repository path {tmp_path / 'nope'} does not exist or "
+        "is not a folder."
     )

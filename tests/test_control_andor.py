@@ -1,6 +1,7 @@
-"""`--control andor` with scripted planner and worker answers against a real (bubblewrap) sandbox: a failed
-action is recovered by repairing its AND parent and by an OR alternative, the tree is saved with statuses
-and revisions, `stateact report` draws it, and a subgoal injected into the running tree runs next."""
+"""`--control andor` with scripted planner and worker answers against a real (bubblewrap)
+sandbox: a failed action is recovered by repairing its AND parent and by an OR alternative, the
+tree is saved with statuses and revisions, `stateact report` draws it, and a subgoal injected
+into the running tree runs next."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""`--control lstc` over the real OpenAI SDK against the local fake OpenAI-compatible server, in a real
-(bubblewrap) sandbox: a repeated no-progress action is detected and routed (feedback, then its repeats
-are refused), a malformed answer gets one repair retry, and the task ends through a verified finish."""
+"""`--control lstc` over the real OpenAI SDK against the local fake OpenAI-compatible server, in
+a real (bubblewrap) sandbox: a repeated no-progress action is detected and routed (feedback, then
+its repeats are refused), a malformed answer gets one repair retry, and the task ends through a
+verified finish."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`stateact suite PATH… --dry-run --summary`: the metrics and getters the tasks use, implemented or not."""
+"""`stateact suite PATH… --dry-run --summary`: the metrics and getters the tasks use, implemented
+or not."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""evaluate(): OSWorld's scoring semantics, error handling, and RootDirSource end to end; `stateact check`."""
+"""evaluate(): OSWorld's scoring semantics, error handling, and RootDirSource end to end;
+`stateact check`."""
 
 from __future__ import annotations
 
@@ -223,7 +224,8 @@ def test_sandbox_source(tmp_path):
 
 
 class CombinedOutputSandbox:
-    """Runs commands with real bash on this host and, like `Sandbox.exec`, mixes stderr into stdout."""
+    """Runs commands with real bash on this host and, like `Sandbox.exec`, mixes stderr into
+    stdout."""
 
     def exec(self, argv, timeout=120.0, user="user"):
         done = subprocess.run(

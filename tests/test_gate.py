@@ -99,7 +99,10 @@ def test_wrong_path_is_rejected_structurally_then_fixed(tmp_path):
 @pytest.mark.slow
 def test_a_lock_file_alone_is_a_finding_for_the_model_not_a_rejection(tmp_path):
     the_task = task(tmp_path, "Write 'hello' into /home/user/notes.docx.")
-    create = "python3 -c \"import docx; d = docx.Document(); d.add_paragraph('hello'); d.save('/home/user/notes.docx')\""
+    create = (
+        "python3 -c \"import docx; d = docx.Document(); d.add_paragraph('hello'); "
+        "d.save('/home/user/notes.docx')\""
+    )
     agent = [
         bash(create),
         bash("touch '/home/user/.~lock.notes.docx#'"),
@@ -252,7 +255,8 @@ def test_url_match_reads_the_saved_browser_history(local_sandbox):
     script = (
         "import os, sqlite3; os.makedirs('/home/user/.config/chromium/Default', exist_ok=True)\n"
         "db = sqlite3.connect('/home/user/.config/chromium/Default/History')\n"
-        "db.execute('CREATE TABLE urls (id INTEGER PRIMARY KEY, url TEXT, last_visit_time INTEGER)')\n"
+        "db.execute('CREATE TABLE urls (id INTEGER PRIMARY KEY, url TEXT, "
+        "last_visit_time INTEGER)')\n"
         "db.executemany('INSERT INTO urls (url, last_visit_time) VALUES (?, ?)', "
         "[('http://127.0.0.1:8000/old', 1), ('http://127.0.0.1:8000/checkout?done=1', 2)])\n"
         "db.commit(); db.close()"

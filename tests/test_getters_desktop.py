@@ -69,8 +69,10 @@ def test_gimp_config_file_feeds_check_config_status(tmp_path):
 def test_terminal_output_comes_from_the_accessibility_tree(tmp_path):
     tree = (
         '<desktop-frame name="main"><application name="gnome-terminal-server">'
-        '<frame name="user@host: ~"><terminal name="Terminal" states="focused">user@host:~$ stty size\n43 132\n'
-        '</terminal></frame></application><application name="gimp"><label name="x">54</label></application>'
+        '<frame name="user@host: ~"><terminal name="Terminal" '
+        'states="focused">user@host:~$ stty size\n43 132\n'
+        '</terminal></frame></application><application name="gimp"><label '
+        'name="x">54</label></application>'
         "</desktop-frame>"
     )
     ctx = context(tmp_path, {"python3 -c": {"output": tree, "returncode": 0}})

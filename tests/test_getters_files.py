@@ -1,4 +1,5 @@
-"""The list_directory and audio_in_slide getters, over a --root folder and a machine running commands."""
+"""The list_directory and audio_in_slide getters, over a --root folder and a machine running
+commands."""
 
 from __future__ import annotations
 

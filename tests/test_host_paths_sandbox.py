@@ -94,7 +94,8 @@ def test_local_snapshot_skips_sockets_and_fifos(local_sandbox):
         local_sandbox,
         "mkdir -p /home/user/state && echo kept > /home/user/state/kept.txt && "
         "mkfifo /home/user/state/pipe && "
-        "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.bind('/home/user/state/sock')\"",
+        'python3 -c "import socket; s=socket.socket(socket.AF_UNIX); '
+        "s.bind('/home/user/state/sock')\"",
     )
     snapshot = local_sandbox.snapshot()
     try:

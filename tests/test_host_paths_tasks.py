@@ -1,8 +1,8 @@
 """A task's file references, ids and suite code never reach host files the user did not hand over.
 
-Unit checks of every place a task field becomes a host path, then the commands end to end: a run on
-both backends that refuses `../secret` (and copies it with --allow-host-paths), suite ids that try to
-climb out of their run folder, and a dry run that leaves a foreign build script alone.
+Unit checks of every place a task field becomes a host path, then the commands end to end: a run
+on both backends that refuses `../secret` (and copies it with --allow-host-paths), suite ids that
+try to climb out of their run folder, and a dry run that leaves a foreign build script alone.
 """
 
 from __future__ import annotations
@@ -297,7 +297,8 @@ def test_dry_run_leaves_a_foreign_build_script_alone(tmp_path):
     (suite / "tasks").mkdir(parents=True)
     marker = tmp_path / "build-ran"
     (suite / "build.py").write_text(
-        f"from pathlib import Path\n\ndef ensure_fixtures(root):\n    Path({str(marker)!r}).touch()\n"
+        "from pathlib import Path\n\ndef ensure_fixtures(root):\n    "
+        f"Path({str(marker)!r}).touch()\n"
     )
     (suite / "tasks" / "a.json").write_text(json.dumps({"id": "a", "instruction": "x"}))
     done = stateact("suite", str(suite), "--dry-run")

@@ -1,4 +1,5 @@
-"""Sandbox images: content-hash refs, the `stateact image` command, and what the built images contain."""
+"""Sandbox images: content-hash refs, the `stateact image` command, and what the built images
+contain."""
 
 from __future__ import annotations
 
@@ -221,7 +222,8 @@ def test_desktop_starts_idempotently_and_opens_calc(desktop_container):
 
     code, out = _sh(
         desktop_container,
-        "python3 -c \"import openpyxl; wb = openpyxl.Workbook(); wb.active['A1'] = 7; wb.save('/home/user/x.xlsx')\"",
+        "python3 -c \"import openpyxl; wb = openpyxl.Workbook(); wb.active['A1'] = "
+        "7; wb.save('/home/user/x.xlsx')\"",
     )
     assert code == 0, out
     _sh(

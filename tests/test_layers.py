@@ -99,7 +99,8 @@ def test_a_function_level_import_across_layers_is_caught(source, tmp_path):
     root = copy_source(tmp_path / "copy")
     path = root / "harness/tools/bash.py"
     path.write_text(
-        f"{path.read_text()}\n\ndef lazy():\n    from gates import FinishGate\n\n    return FinishGate\n"
+        f"{path.read_text()}\n\ndef lazy():\n    from gates import FinishGate\n\n    "
+        "return FinishGate\n"
     )
     done = function_imports(root)
     assert done.returncode == 1

@@ -1,5 +1,6 @@
-"""`stateact mcp` driven by the official MCP SDK's stdio client: tools listed, a real sandbox created, files
-written and read, the gate run through `check` with a scripted gate model, and nothing left behind."""
+"""`stateact mcp` driven by the official MCP SDK's stdio client: tools listed, a real sandbox
+created, files written and read, the gate run through `check` with a scripted gate model, and
+nothing left behind."""
 
 from __future__ import annotations
 

@@ -236,11 +236,13 @@ TREE = (
 def test_check_accessibility_tree_xpath():
     rules = [
         {
-            "xpath": "//application[@name='Thunderbird']//*[contains(text(), 'anonym-x2024@outlook.com') "
+            "xpath": "//application[@name='Thunderbird']//*[contains(text(), "
+            "'anonym-x2024@outlook.com') "
             "or contains(@name, 'anonym-x2024@outlook.com')]"
         },
         {
-            "xpath": "//application[@name='Thunderbird']//*[contains(@name, 'password') or contains(@name, 'Password')]"
+            "xpath": "//application[@name='Thunderbird']//*[contains(@name, 'password') or "
+            "contains(@name, 'Password')]"
         },
     ]
     assert check_accessibility_tree(TREE, rules) == 1.0

@@ -15,7 +15,8 @@ from tasks.metrics.documents import UnreadableFile
 
 
 def write_xwd(path, image: Image.Image, colours: int = 0) -> None:
-    """A ZPixmap X11 window dump, 32 bits per pixel, LSB first, with `colours` colour map entries."""
+    """A ZPixmap X11 window dump, 32 bits per pixel, LSB first, with `colours` colour map
+    entries."""
     width, height = image.size
     name = b"shot\0"
     header = [100 + len(name), 7, 2, 24, width, height, 0, 0, 32, 0, 32, 32, width * 4, 4]

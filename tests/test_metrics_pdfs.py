@@ -1,4 +1,5 @@
-"""PDF metrics over PDFs written on the fly (text pages by a tiny writer below, image pages by Pillow)."""
+"""PDF metrics over PDFs written on the fly (text pages by a tiny writer below, image pages by
+Pillow)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from tasks.metrics.registry import get_metric
 
 
 def write_pdf(path, pages: list[str]) -> str:
-    """A minimal valid PDF: one Helvetica text line per page, with a correct cross-reference table."""
+    """A minimal valid PDF: one Helvetica text line per page, with a correct cross-reference
+    table."""
     objects = [
         "<< /Type /Catalog /Pages 2 0 R >>",
         "",
@@ -103,7 +105,8 @@ def test_page_count_relations(tmp_path):
 
 
 def image_pdf(path, color, stripe=(0, 0, 0)) -> str:
-    """A gradient picture (pHash needs some structure) tinted by `color`, with a stripe at the left."""
+    """A gradient picture (pHash needs some structure) tinted by `color`, with a stripe at the
+    left."""
     image = Image.new("RGB", (40, 30))
     image.putdata(
         [tuple((c + 4 * x + 3 * y) % 256 for c in color) for y in range(30) for x in range(40)]

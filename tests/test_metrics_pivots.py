@@ -1,4 +1,5 @@
-"""compare_table's pivot_table rule on workbooks whose pivot parts openpyxl writes from its classes."""
+"""compare_table's pivot_table rule on workbooks whose pivot parts openpyxl writes from its
+classes."""
 
 from __future__ import annotations
 

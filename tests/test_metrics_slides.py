@@ -116,7 +116,8 @@ def test_identical_decks_match(tmp_path, gold):
     assert score("compare_pptx_files", write_deck(tmp_path / "same.pptx"), gold) == 1.0
 
 
-# OSWorld's bullet check compares every paragraph's text of the slide, so a text change fails even with
+# OSWorld's bullet check compares every paragraph's text of the slide, so a text change fails even
+# with
 # examine_text off; the differential cases (tests/osworld_cases/slides) pin that down.
 @pytest.mark.parametrize("flag", sorted(set(DIFFERENCES) - {"text"}))
 def test_each_examined_difference_fails_only_when_examined(tmp_path, gold, flag):

@@ -1,6 +1,6 @@
-"""Milestone checkpoints: a killed run resumes from the sandbox snapshot of its last verified milestone,
-replaying only the tool calls after it; the snapshot survives the kill (and the docker reaper) and is
-removed once the run has a result."""
+"""Milestone checkpoints: a killed run resumes from the sandbox snapshot of its last verified
+milestone, replaying only the tool calls after it; the snapshot survives the kill (and the docker
+reaper) and is removed once the run has a result."""
 
 from __future__ import annotations
 
@@ -70,7 +70,10 @@ def child_run(run_dir: str, backend: str, resume: bool) -> None:
 
 
 def start(run_dir: Path, backend: str, resume: bool) -> subprocess.Popen:
-    code = f"from tests.test_milestones import child_run; child_run({str(run_dir)!r}, {backend!r}, {resume!r})"
+    code = (
+        f"from tests.test_milestones import child_run; child_run({str(run_dir)!r}, "
+        f"{backend!r}, {resume!r})"
+    )
     return subprocess.Popen(
         [sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -117,8 +120,10 @@ def test_killed_run_resumes_from_its_last_milestone(tmp_path, backend):
     assert (
         milestone is not None and milestone["number"] == 1 and milestone["requirements"] == ["r1"]
     )
-    # The snapshot holds the state of the milestone: before replay, first.txt is there, second.txt not.
-    # (For docker this sandbox is also the first of this process, so the orphan reaper has just run.)
+    # The snapshot holds the state of the milestone: before replay, first.txt is there, second.txt
+    # not.
+    # (For docker this sandbox is also the first of this process, so the orphan reaper has just
+    # run.)
     with open_sandbox(SandboxConfig(backend=backend, image="base"), snapshot_of(milestone)) as view:
         assert view.call("file.stat", path=FIRST)["exists"]
         assert not view.call("file.stat", path=SECOND)["exists"]

@@ -71,7 +71,8 @@ def breakpoints(request: dict) -> list[str]:
     return found
 
 
-# -- Anthropic ---------------------------------------------------------------------------------------
+# -- Anthropic
+# ---------------------------------------------------------------------------------------
 
 
 def test_anthropic_text_and_tool_use_round_trip():
@@ -384,7 +385,8 @@ def test_long_retry_after_is_capped_at_60_seconds():
     assert waits == [60.0]
 
 
-# -- OpenAI-compatible --------------------------------------------------------------------------------
+# -- OpenAI-compatible
+# --------------------------------------------------------------------------------
 
 
 def test_openai_tool_call_round_trip_with_images_in_a_following_user_message():
@@ -514,7 +516,8 @@ def test_openai_local_server_needs_no_key_but_remote_does(monkeypatch):
         make_model("openai/gpt-4o")
 
 
-# -- scripted and replay -------------------------------------------------------------------------------
+# -- scripted and replay
+# -------------------------------------------------------------------------------
 
 
 def test_scripted_model_plays_dicts_and_callables_then_runs_out():
@@ -606,7 +609,8 @@ def test_replay_model_returns_recorded_turns_with_ids_and_images(tmp_path):
         model.complete("", [], [])
 
 
-# -- make_model -------------------------------------------------------------------------------------------
+# -- make_model
+# -------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -211,7 +211,8 @@ def workbook(path: Path, level: str | None) -> Path:
 
 
 def test_osworld_pyautogui_post_config_saves_the_calc_edit_and_the_task_scores(sandbox, tmp_path):
-    """OSWorld's own task file: download, open, an edit in Calc, its ctrl+s post-config, its check."""
+    """OSWorld's own task file: download, open, an edit in Calc, its ctrl+s post-config, its
+    check."""
     task = load_task(SAVE_TASK)
     cache = tmp_path / "cache"
     cache.mkdir()

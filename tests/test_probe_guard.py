@@ -120,8 +120,8 @@ SETUP = """
 cd /home/user && printf 'b\\na\\nb\\n' > a.txt && mkdir -p folder.xlsx && echo nope > fake.xlsx
 python3 -c "
 import sqlite3, zipfile, openpyxl
-db = sqlite3.connect('x.db'); db.execute('create table t (v)'); db.execute('insert into t values (1)')
-db.commit(); db.close()
+db = sqlite3.connect('x.db'); db.execute('create table t (v)')
+db.execute('insert into t values (1)'); db.commit(); db.close()
 zipfile.ZipFile('a.zip', 'w').writestr('inner.txt', 'inner')
 wb = openpyxl.Workbook(); wb.active['A1'] = 5; wb.save('book.xlsx')
 "

@@ -1,4 +1,5 @@
-"""The Python API: config overrides, bad input, and the runnable example in docs/python-api.md (executed)."""
+"""The Python API: config overrides, bad input, and the runnable example in docs/python-api.md
+(executed)."""
 
 from __future__ import annotations
 

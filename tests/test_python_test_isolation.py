@@ -1,4 +1,5 @@
-"""check_python_file_by_test_suite runs the agent's code confined: what it must not reach, it cannot."""
+"""check_python_file_by_test_suite runs the agent's code confined: what it must not reach, it
+cannot."""
 
 from __future__ import annotations
 

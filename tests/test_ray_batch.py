@@ -1,5 +1,6 @@
-"""`batch --ray`: three workbooks on a loopback Ray test cluster; outputs, run folders and summary.csv
-land in OUT as with the local batch, each row names its node, and no sandbox is left."""
+"""`batch --ray`: three workbooks on a loopback Ray test cluster; outputs, run folders and
+summary.csv land in OUT as with the local batch, each row names its node, and no sandbox is
+left."""
 
 from __future__ import annotations
 

@@ -26,7 +26,8 @@ PNG_SCRIPT = (
     "    body = kind + data\n"
     "    return struct.pack('>I', len(data)) + body + struct.pack('>I', zlib.crc32(body))\n"
     "header = struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 0)\n"
-    "png = b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', header) + chunk(b'IDAT', zlib.compress(raw))\n"
+    "png = b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', header) + chunk(b'IDAT', "
+    "zlib.compress(raw))\n"
     "open('/tmp/look.png', 'wb').write(png + chunk(b'IEND', b''))\n"
 )
 

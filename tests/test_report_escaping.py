@@ -1,5 +1,6 @@
-"""`stateact report` and the HTML views show model-written control characters as escapes: terminal
-escape sequences, carriage returns and bidirectional overrides never reach the terminal or the page."""
+"""`stateact report` and the HTML views show model-written control characters as escapes:
+terminal escape sequences, carriage returns and bidirectional overrides never reach the terminal
+or the page."""
 
 from __future__ import annotations
 

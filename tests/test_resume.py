@@ -1,4 +1,5 @@
-"""`kill -9` during a run, then `stateact run --resume`: the task finishes with one coherent trajectory."""
+"""`kill -9` during a run, then `stateact run --resume`: the task finishes with one coherent
+trajectory."""
 
 from __future__ import annotations
 

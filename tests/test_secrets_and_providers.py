@@ -1,5 +1,6 @@
-"""No key or auth header in any run record, and each model spec calls its own provider with its own
-settings: real SDKs over HTTP to the fake providers, a real sandbox, the whole run folder grepped."""
+"""No key or auth header in any run record, and each model spec calls its own provider with its
+own settings: real SDKs over HTTP to the fake providers, a real sandbox, the whole run folder
+grepped."""
 
 from __future__ import annotations
 

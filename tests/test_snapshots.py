@@ -1,5 +1,6 @@
-"""Snapshots in the sandbox protocol: `persist` on every backend, and `snapshot_exists`/`discard_snapshot` that work
-without a running sandbox, so milestones (and best-of-N) need no backend-specific code."""
+"""Snapshots in the sandbox protocol: `persist` on every backend, and
+`snapshot_exists`/`discard_snapshot` that work without a running sandbox, so milestones (and
+best-of-N) need no backend-specific code."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Stall and loop detection: the three signals, the escalating router, and the default mode's watch that
-routes a looping main agent through feedback and a forced replan to the end of the run as `stalled`."""
+"""Stall and loop detection: the three signals, the escalating router, and the default mode's
+watch that routes a looping main agent through feedback and a forced replan to the end of the run
+as `stalled`."""
 
 from __future__ import annotations
 

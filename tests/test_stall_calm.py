@@ -1,5 +1,5 @@
-"""The stall escalation falls back after verified progress: stalls far apart in a long run that keeps
-changing files each get feedback, while the same stalls back to back still end the run."""
+"""The stall escalation falls back after verified progress: stalls far apart in a long run that
+keeps changing files each get feedback, while the same stalls back to back still end the run."""
 
 from __future__ import annotations
 
@@ -82,7 +82,8 @@ def test_stalls_far_apart_in_a_moving_run_never_end_it(tmp_path):
     # The stall watch runs after each turn's tool results, so every episode's work earns its calm.
     assert len([e for e in events if e["event"] == "stall_calm"]) == 4
 
-    # The same four stalls with no progress between end the run at the third (feedback, replan, stop).
+    # The same four stalls with no progress between end the run at the third (feedback, replan,
+    # stop).
     result, events = run(tmp_path, looping_then_working(episodes=4, work_turns=0), "idle")
     assert result["status"] == "stalled"
     assert [e["response"] for e in events if e["event"] == "stall"] == [

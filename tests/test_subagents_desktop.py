@@ -33,7 +33,8 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Greeter</title
 <label for="name">Your name</label> <input id="name" type="text">
 <select id="lang"><option value="en">English</option><option value="fr">Français</option></select>
 <button id="go" onclick="document.getElementById('out').textContent =
-  (document.getElementById('lang').value === 'fr' ? 'Bonjour, ' : 'Hello, ') + document.getElementById('name').value">Greet</button>
+  (document.getElementById('lang').value === 'fr' ? 'Bonjour, ' : 'Hello, ')
+  + document.getElementById('name').value">Greet</button>
 <p id="out">nobody greeted yet</p></body></html>"""
 
 
@@ -113,7 +114,8 @@ def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(
         ["soffice", "--calc", "--norestore", BOOK], window="book.xlsx", timeout=120
     )
     print(
-        f"desktop + Calc with the file open in {opened_s:.1f} s (desktop start {desktop.start_seconds:.1f} s)"
+        f"desktop + Calc with the file open in {opened_s:.1f} s (desktop start "
+        f"{desktop.start_seconds:.1f} s)"
     )
     assert desktop.screen_watch == "damage"  # the settle wait grabs only after X reports drawing
 
@@ -231,8 +233,10 @@ def page_url(desktop_sandbox):
     desktop_sandbox.call(
         "bash.run",
         session="test-web-server",
-        command="cd /home/user/site && (setsid python3 -m http.server 8765 --bind 127.0.0.1 >/tmp/http.log 2>&1 &) && "
-        "for i in $(seq 100); do python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:8765/')\" "
+        command="cd /home/user/site && (setsid python3 -m http.server 8765 --bind 127.0.0.1 "
+        ">/tmp/http.log 2>&1 &) && "
+        'for i in $(seq 100); do python3 -c "import urllib.request as u; '
+        "u.urlopen('http://127.0.0.1:8765/')\" "
         "2>/dev/null && break; sleep 0.1; done",
     )
     return "http://127.0.0.1:8765/form.html"

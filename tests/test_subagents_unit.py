@@ -1,4 +1,5 @@
-"""Subagent pieces that need no sandbox: scaling, key names, delegate's specialist list, report, toolset echo."""
+"""Subagent pieces that need no sandbox: scaling, key names, delegate's specialist list, report,
+toolset echo."""
 
 from __future__ import annotations
 

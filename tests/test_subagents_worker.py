@@ -1,4 +1,5 @@
-"""The worker specialist in a real base-image sandbox: its exploration stays out of the main context."""
+"""The worker specialist in a real base-image sandbox: its exploration stays out of the main
+context."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ BIG_PRINT = "print('x' * 20000)"
 
 
 class SnapshotModel(ScriptedModel):
-    """A scripted model that keeps a copy of every request (the loop keeps appending to its list)."""
+    """A scripted model that keeps a copy of every request (the loop keeps appending to its
+    list)."""
 
     def complete(self, system, messages, tools):
         reply = super().complete(system, messages, tools)

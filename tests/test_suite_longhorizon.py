@@ -1,5 +1,5 @@
-"""The bundled long-horizon suite: task files are complete, fixtures build, and in a real desktop sandbox the
-untouched state scores below 1 while each reference solution scores exactly 1."""
+"""The bundled long-horizon suite: task files are complete, fixtures build, and in a real desktop
+sandbox the untouched state scores below 1 while each reference solution scores exactly 1."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from .conftest import require_image
 TASK_DIR = SUITE_DIR / "tasks"
 SOLUTION_DIR = SUITE_DIR / "solutions"
 TASK_IDS = sorted(p.stem for p in TASK_DIR.glob("*.json"))
-# Setup steps that only matter to an agent watching the screen; the checks read files, so tests skip them.
+# Setup steps that only matter to an agent watching the screen; the checks read files, so tests skip
+# them.
 SCREEN_ONLY_STEPS = {"open", "activate_window", "sleep"}
 
 
@@ -119,7 +120,8 @@ def test_reference_solution_scores_one(task_id, desktop_sandbox, tmp_path):
 
 
 def test_embedded_references_match_the_fixtures():
-    """Checkers that carry their expected values inline agree with the generator's own computation."""
+    """Checkers that carry their expected values inline agree with the generator's own
+    computation."""
     import csv
 
     import openpyxl

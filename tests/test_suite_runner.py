@@ -1,5 +1,5 @@
-"""`stateact suite`: discovery, dry runs, bad tasks scoring 0 while the suite goes on, resume, the oracle,
-and report.html opened in headless Chromium inside the desktop sandbox."""
+"""`stateact suite`: discovery, dry runs, bad tasks scoring 0 while the suite goes on, resume,
+the oracle, and report.html opened in headless Chromium inside the desktop sandbox."""
 
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ def sheet_task(task_id: str, sheet: str) -> dict:
     """Save /home/user/totals.xlsx; compared with a gold workbook on sheet `sheet`."""
     return {
         "id": task_id,
-        "instruction": "Create /home/user/totals.xlsx with the header Total in A1 and 42 in A2 on a sheet named Totals.",
+        "instruction": "Create /home/user/totals.xlsx with the header Total in A1 and 42 in A2 "
+        "on a sheet named Totals.",
         "evaluator": {
             "func": "compare_table",
             "result": {"type": "vm_file", "path": "/home/user/totals.xlsx", "dest": "totals.xlsx"},
@@ -275,7 +276,9 @@ import json
 from playwright.sync_api import sync_playwright
 messages = []
 with sync_playwright() as p:
-    browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+    browser = p.chromium.launch(
+        executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"]
+    )
     page = browser.new_page()
     page.on("console", lambda m: messages.append(m.type + ": " + m.text))
     page.on("pageerror", lambda e: messages.append("pageerror: " + str(e)))

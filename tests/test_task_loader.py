@@ -1,4 +1,5 @@
-"""Task loading, the dry-run verdicts over OSWorld's 369 tasks, cache naming and setup's pure parts."""
+"""Task loading, the dry-run verdicts over OSWorld's 369 tasks, cache naming and setup's pure
+parts."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The verifier-committed task state: init from a JSON answer (with fallback), verifier-only changes,
-invalidation by a failed probe, the gate hook failing closed, and claims that change nothing."""
+"""The verifier-committed task state: init from a JSON answer (with fallback), verifier-only
+changes, invalidation by a failed probe, the gate hook failing closed, and claims that change
+nothing."""
 
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ def test_a_failed_probe_invalidates_a_verified_requirement(tmp_path, local_sandb
     assert [(c.before, c.after) for c in changes] == [(PENDING, VERIFIED)]
     assert [[r.id for r in batch] for batch in heard] == [["r1"]]
     local_sandbox.call("bash.run", command=f"echo goodbye > {NOTE}")
-    # The gate's model passed, but the stored probe fails: the round fails closed and r1 is invalidated.
+    # The gate's model passed, but the stored probe fails: the round fails closed and r1 is
+    # invalidated.
     gaps = state.apply_gate_decision(Verdict(True), [], local_sandbox)
     assert gaps and "r1" in gaps[0] and "absent" in gaps[0]
     assert state.requirements[0].status == INVALIDATED

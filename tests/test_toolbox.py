@@ -142,7 +142,10 @@ def test_exit_code_and_cd_and_env_persist(toolbox, home):
 
 
 def test_multiline_heredoc_and_special_characters(toolbox):
-    command = "cat > notes.txt <<'EOF'\nline one $HOME\n\ttabbed \"quoted\" 'single' !bang\nEOF\nwc -l < notes.txt\ncat notes.txt"
+    command = (
+        "cat > notes.txt <<'EOF'\nline one $HOME\n\ttabbed \"quoted\" 'single' "
+        "!bang\nEOF\nwc -l < notes.txt\ncat notes.txt"
+    )
     result = bash(toolbox, command)
     assert result["exit_code"] == 0
     assert result["output"] == "2\nline one $HOME\n\ttabbed \"quoted\" 'single' !bang\n"

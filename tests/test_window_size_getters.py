@@ -35,7 +35,8 @@ def test_window_and_screen_sizes_in_the_desktop(tmp_path):
         # Client-chosen geometries, so the check does not depend on the window manager's timing.
         for geometry, full in (("400x300", 0.0), ("1024x768", 1.0)):
             start = (
-                f"pkill -x xmessage; while pgrep -x xmessage; do sleep 0.1; done; setsid nohup xmessage -geometry {geometry} hi >/dev/null 2>&1"
+                "pkill -x xmessage; while pgrep -x xmessage; do sleep 0.1; done; "
+                f"setsid nohup xmessage -geometry {geometry} hi >/dev/null 2>&1"
                 " </dev/null & for i in $(seq 50); do xdotool search --class '^xmessage$' && break;"
                 " sleep 0.2; done"
             )

@@ -17,7 +17,9 @@ from com.sun.star.beans import PropertyValue
 from com.sun.star.connection import NoConnectException
 path, kind, target, text, save = sys.argv[1:6]
 local = uno.getComponentContext()
-resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
+resolver = local.ServiceManager.createInstanceWithContext(
+    "com.sun.star.bridge.UnoUrlResolver", local
+)
 for _ in range(240):
     try:
         remote = resolver.resolve("uno:pipe,name=stateact-uno;urp;StarOffice.ComponentContext")

@@ -82,7 +82,8 @@ class ApplyPlan:
             path = path / part
             if path.is_symlink():
                 raise StateActError(
-                    f"the change goes through the symbolic link {path.relative_to(self.repo)} in the "
+                    "the change goes through the symbolic link "
+                    f"{path.relative_to(self.repo)} in the "
                     "repository; nothing was applied (apply changes.patch by hand if it is right)."
                 )
 

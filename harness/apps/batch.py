@@ -1,4 +1,5 @@
-"""Batch office-file jobs: one instruction over many files, each in its own sandbox and through the gate.
+"""Batch office-file jobs: one instruction over many files, each in its own sandbox and through
+the gate.
 
 OUT/<output name>        each file's result, copied out of its sandbox
 OUT/runs/<file name>/    each file's run directory (result.json marks it finished)
@@ -46,7 +47,8 @@ class BatchItem:
     instruction: str
     """The instruction with this file's placeholders filled in."""
     output_sandbox: str
-    """The file copied out after the run: a path the instruction names, else the input's own path."""
+    """The file copied out after the run: a path the instruction names, else the input's own
+    path."""
     output_host: Path
     """Where that file lands on the host."""
     run_dir: Path
@@ -100,7 +102,8 @@ def plan_batch(instruction: str, files: list[Path], out_dir: Path) -> list[Batch
     for source in files:
         if source.name in names:
             raise StateActError(
-                f"{source} and {names[source.name]} have the same name; each file needs its own name."
+                f"{source} and {names[source.name]} have the same name; each file "
+                "needs its own name."
             )
         names[source.name] = source
         sandbox_path = f"{SANDBOX_HOME}/{source.name}"
@@ -117,7 +120,8 @@ def plan_batch(instruction: str, files: list[Path], out_dir: Path) -> list[Batch
         if output_name in outputs:
             raise StateActError(
                 f"{source.name} and {outputs[output_name]} would both write {output_name}; "
-                "name the output with {stem} in the instruction (for example /home/user/{stem}-out.xlsx)."
+                "name the output with {stem} in the instruction (for example "
+                "/home/user/{stem}-out.xlsx)."
             )
         outputs[output_name] = source.name
         items.append(
@@ -144,7 +148,8 @@ def checker(task_path: str | Path | None) -> Task | None:
 
 
 def item_task(item: BatchItem, check: Task | None) -> Task:
-    """The task one file runs as: its file copied in, and the check's evaluator pointed at its output."""
+    """The task one file runs as: its file copied in, and the check's evaluator pointed at its
+    output."""
     evaluator = Evaluator(func=[])
     if check is not None:
         evaluator = check.evaluator.model_copy(deep=True)
@@ -185,7 +190,8 @@ def run_batch(
     on_result: Callable[[dict], None] | None = None,
     ray: RayOptions | None = None,
 ) -> list[dict]:
-    """Run `instruction` on every file; writes OUT (outputs, runs/, summary.csv) and returns its rows.
+    """Run `instruction` on every file; writes OUT (outputs, runs/, summary.csv) and returns its
+    rows.
 
     With `ray`, each file runs as a Ray task on a cluster's node (see `harness.apps.ray_batch`).
     """
@@ -204,7 +210,8 @@ def run_batch(
         ]
         if started:
             raise StateActError(
-                f"{out_dir} already holds runs (for example {started[0]}); pass --resume to keep them or choose another --out."
+                f"{out_dir} already holds runs (for example {started[0]}); pass "
+                "--resume to keep them or choose another --out."
             )
     out_dir.mkdir(parents=True, exist_ok=True)
     table = SummaryTable(
@@ -271,7 +278,8 @@ def run_item(item, config, check_task, resume, model_factory, gate_model_factory
 
 
 class SummaryTable:
-    """summary.csv, rewritten whole after every file so a killed batch still leaves a readable table."""
+    """summary.csv, rewritten whole after every file so a killed batch still leaves a readable
+    table."""
 
     def __init__(self, path: Path, names: list[str], scored: bool):
         self.path = path

@@ -1,8 +1,9 @@
 """StateAct as a coding-agent backend: a repository and an instruction in, a gate-checked patch out.
 
-The repository is copied into a sandbox (owned by `user`, at /home/user/<name>), the main agent works
-on it under the finish gate, and the tree is copied back out once the run ends. The patch is computed
-on the host against the untouched original, so the user's repository changes only with `apply`.
+The repository is copied into a sandbox (owned by `user`, at /home/user/<name>), the main agent
+works on it under the finish gate, and the tree is copied back out once the run ends. The patch
+is computed on the host against the untouched original, so the user's repository changes only
+with `apply`.
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def sandbox_name(repo: Path) -> str:
 def code_instruction(instruction: str, sandbox_path: str) -> str:
     """The instruction the agent and the gate get: the user's words plus where the code is.
 
-    The note is a fact about the machine, not a claim about the work, so the gate stays narration-blind.
+    The note is a fact about the machine, not a claim about the work, so the gate stays
+    narration-blind.
     """
     return (
         f"{instruction.strip()}\n\nThe repository is at {sandbox_path}; if it has tests, run them."
@@ -90,7 +92,8 @@ def run_code(
     gate_model: Model | None = None,
     on_turn=None,
 ) -> CodeSummary:
-    """Run `instruction` on a copy of `repo`; write the run dir, `changes.patch` and `summary.json`."""
+    """Run `instruction` on a copy of `repo`; write the run dir, `changes.patch` and
+    `summary.json`."""
     repo = Path(repo).expanduser()
     if not repo.is_dir():
         raise StateActError(f"the repository path {repo} does not exist or is not a folder.")
@@ -116,7 +119,8 @@ def run_code(
                 SetupStep(
                     type="execute",
                     parameters={
-                        "command": f"tar -xf {UPLOAD_NAME} && rm -f {UPLOAD_NAME} && test -d {sandbox_path}",
+                        "command": f"tar -xf {UPLOAD_NAME} && rm -f {UPLOAD_NAME} && test -d "
+                        f"{sandbox_path}",
                         "until": {"returncode": 0},
                     },
                 ),
@@ -172,7 +176,8 @@ def run_code(
 
 
 def _pack(repo: Path, target: Path, name: str) -> None:
-    """Tar the repository (without VCS data and caches) under the folder name it gets in the sandbox."""
+    """Tar the repository (without VCS data and caches) under the folder name it gets in the
+    sandbox."""
 
     def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         if any(part in IGNORED_NAMES for part in Path(info.name).parts):
@@ -227,12 +232,14 @@ def _record_changes(
 
 
 def make_patch(repo: Path, returned: Path, summary: CodeSummary, scratch: Path) -> str:
-    """A git-style patch (binary-safe) from the original to the returned tree, paths relative to the repo."""
+    """A git-style patch (binary-safe) from the original to the returned tree, paths relative to
+    the repo."""
     if shutil.which("git") is None:
         raise StateActError(
             "computing the patch needs `git` on this machine; install git and run again."
         )
-    # Only the changed files are staged, as a/ and b/, so the patch paths are exactly a/<path>, b/<path>.
+    # Only the changed files are staged, as a/ and b/, so the patch paths are exactly a/<path>,
+    # b/<path>.
     for side, root, paths in (
         ("a", repo, summary.modified + summary.deleted),
         ("b", returned, summary.added + summary.modified),
@@ -268,9 +275,10 @@ def make_patch(repo: Path, returned: Path, summary: CodeSummary, scratch: Path) 
 def apply_changes(repo: Path, returned: Path, summary: CodeSummary) -> None:
     """Write the returned tree's changes into the host repository, all or nothing.
 
-    Every path is checked first (inside the repository, no symbolic link on the way, a regular file
-    to copy); then the new contents are staged beside their targets and swapped in by rename, with the
-    old files kept until every swap succeeded, so a failure leaves the repository as it was.
+    Every path is checked first (inside the repository, no symbolic link on the way, a regular
+    file to copy); then the new contents are staged beside their targets and swapped in by
+    rename, with the old files kept until every swap succeeded, so a failure leaves the
+    repository as it was.
     """
     ApplyPlan(repo, returned, summary).run()
 

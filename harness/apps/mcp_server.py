@@ -1,9 +1,9 @@
 """StateAct's sandboxes as an MCP server (stdio), for any MCP client.
 
-Tools: sandbox_create / sandbox_close, bash, python, editor, view_image, write_file / read_file, and
-`check`, which runs the narration-blind finish gate on an instruction against a sandbox's current state.
-A sandbox belongs to the client session that created it; every sandbox is removed when the server's
-session ends (stdio: when the client disconnects) and at exit.
+Tools: sandbox_create / sandbox_close, bash, python, editor, view_image, write_file / read_file,
+and `check`, which runs the narration-blind finish gate on an instruction against a sandbox's
+current state. A sandbox belongs to the client session that created it; every sandbox is removed
+when the server's session ends (stdio: when the client disconnects) and at exit.
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ class SandboxPool:
         self.starting = 0
 
     def create(self, owner: object, backend: str | None, image: str | None, network: bool) -> str:
-        """A new sandbox within the operator's bounds: its backend, its network choice, its count."""
+        """A new sandbox within the operator's bounds: its backend, its network choice, its
+        count."""
         settings = self.settings
         backend = backend or settings.backend
         image = image or settings.image
@@ -127,7 +128,8 @@ class SandboxPool:
                         f"sandbox {sandbox_id} is closed; create a new one with sandbox_create."
                     )
                 raise ToolError(
-                    f"there is no sandbox {sandbox_id!r} in this session; create one with sandbox_create."
+                    f"there is no sandbox {sandbox_id!r} in this session; create one "
+                    "with sandbox_create."
                 )
             return entry
 
@@ -145,7 +147,8 @@ class SandboxPool:
             entry.sandbox.close()
 
     def gate_model(self, spec: str | None) -> Model:
-        """The call's own model (fresh each call), else the server's (kept, so a script spans checks)."""
+        """The call's own model (fresh each call), else the server's (kept, so a script spans
+        checks)."""
         if spec and spec != self.settings.gate_model:
             if endpoint_provider(spec) is None:
                 raise ToolError(
@@ -155,7 +158,8 @@ class SandboxPool:
             return make_model(spec, self.settings.model_options)
         if not self.settings.gate_model:
             raise ToolError(
-                "check needs a gate model: pass `model` (PROVIDER/NAME) or start the server with --gate-model."
+                "check needs a gate model: pass `model` (PROVIDER/NAME) or start the "
+                "server with --gate-model."
             )
         if self._gate_model is None:
             self._gate_model = make_model(self.settings.gate_model, self.settings.model_options)
@@ -163,7 +167,8 @@ class SandboxPool:
 
 
 def run_check(entry: Entry, instruction: str, model: Model) -> dict:
-    """One narration-blind gate round on the sandbox as it is now: passed, gaps and structural findings."""
+    """One narration-blind gate round on the sandbox as it is now: passed, gaps and structural
+    findings."""
     if not instruction.strip():
         raise ToolError("`instruction` is empty; give the task the sandbox's state should satisfy.")
     entry.checks += 1
@@ -213,14 +218,16 @@ def build_server(settings: ServerSettings) -> FastServer:
     server = FastServer(name="stateact", instructions=INSTRUCTIONS, lifespan=lifespan)
 
     async def blocking(function, *args):
-        """Run a blocking sandbox call off the event loop; every expected failure becomes a tool error."""
+        """Run a blocking sandbox call off the event loop; every expected failure becomes a tool
+        error."""
         try:
             return await anyio.to_thread.run_sync(function, *args)
         except (ToolError, StateActError, FileNotFoundError) as exc:
             raise MCPToolError(str(exc) or type(exc).__name__) from None
 
     def owner(ctx: Context) -> object:
-        # mcp 2.x builds a session object per request around one connection object; mcp 1.x keeps one
+        # mcp 2.x builds a session object per request around one connection object; mcp 1.x keeps
+        # one
         # session per connection. Either way the connection-scoped object identifies the client.
         session = ctx.session
         return getattr(session, "_connection", None) or session
@@ -235,7 +242,10 @@ def build_server(settings: ServerSettings) -> FastServer:
         return blocking(call)
 
     @server.tool(
-        description="Start a sandbox (an isolated machine, user `user`, home /home/user) and return its id. backend: docker (default) or local; image: base (python3, office libraries) or desktop (adds LibreOffice, X display, Chromium); network is off unless asked for."
+        description="Start a sandbox (an isolated machine, user `user`, home /home/user) and "
+        "return its id. backend: docker (default) or local; image: base (python3, "
+        "office libraries) or desktop (adds LibreOffice, X display, Chromium); "
+        "network is off unless asked for."
     )
     async def sandbox_create(
         ctx: Context, backend: str | None = None, image: str | None = None, network: bool = False
@@ -249,7 +259,8 @@ def build_server(settings: ServerSettings) -> FastServer:
         return f"sandbox {sandbox_id} closed"
 
     @server.tool(
-        description="Run a command in the sandbox's persistent bash shell (cwd and variables persist). `restart: true` gives a fresh shell."
+        description="Run a command in the sandbox's persistent bash shell (cwd and variables "
+        "persist). `restart: true` gives a fresh shell."
     )
     async def bash(
         ctx: Context,
@@ -265,13 +276,16 @@ def build_server(settings: ServerSettings) -> FastServer:
         ).output
 
     @server.tool(
-        description="Run Python 3 code in the sandbox's persistent interpreter; prints and a trailing expression's value are returned."
+        description="Run Python 3 code in the sandbox's persistent interpreter; prints and a "
+        "trailing expression's value are returned."
     )
     async def python(ctx: Context, sandbox_id: str, code: str, timeout: float | None = None):
         return (await tool_call(ctx, sandbox_id, PythonTool, code=code, timeout=timeout)).output
 
     @server.tool(
-        description="View, create and edit text files in the sandbox (str_replace_based_edit_tool semantics): command is view, create, str_replace, insert or undo_edit; paths are absolute."
+        description="View, create and edit text files in the sandbox "
+        "(str_replace_based_edit_tool semantics): command is view, create, "
+        "str_replace, insert or undo_edit; paths are absolute."
     )
     async def editor(
         ctx: Context,
@@ -299,14 +313,16 @@ def build_server(settings: ServerSettings) -> FastServer:
         ).output
 
     @server.tool(
-        description="Show an image file from the sandbox (PNG, JPEG, ...), scaled to a model-friendly size."
+        description="Show an image file from the sandbox (PNG, JPEG, ...), scaled to a "
+        "model-friendly size."
     )
     async def view_image(ctx: Context, sandbox_id: str, path: str):
         result = await tool_call(ctx, sandbox_id, ViewImageTool, path=path)
         return [result.output, Image(data=result.image_png, format="png")]
 
     @server.tool(
-        description="Write a file into the sandbox (owned by `user`; parent folders are created). encoding: text (default, UTF-8) or base64 for binary content."
+        description="Write a file into the sandbox (owned by `user`; parent folders are "
+        "created). encoding: text (default, UTF-8) or base64 for binary content."
     )
     async def write_file(
         ctx: Context, sandbox_id: str, path: str, content: str, encoding: str = "text"
@@ -321,7 +337,8 @@ def build_server(settings: ServerSettings) -> FastServer:
         return f"wrote {len(data)} bytes to {path}"
 
     @server.tool(
-        description="Read a file from the sandbox. encoding: text (default; fails on non-UTF-8 content) or base64."
+        description="Read a file from the sandbox. encoding: text (default; fails on non-UTF-8 "
+        "content) or base64."
     )
     async def read_file(ctx: Context, sandbox_id: str, path: str, encoding: str = "text"):
         if encoding not in ("text", "base64"):
@@ -338,7 +355,10 @@ def build_server(settings: ServerSettings) -> FastServer:
             ) from None
 
     @server.tool(
-        description="Check the sandbox's current state against an instruction with StateAct's narration-blind finish gate (structural checks, then a fresh model that inspects a snapshot read-only). Returns passed, gaps and the structural findings. `model` overrides the server's gate model (PROVIDER/NAME)."
+        description="Check the sandbox's current state against an instruction with StateAct's "
+        "narration-blind finish gate (structural checks, then a fresh model that "
+        "inspects a snapshot read-only). Returns passed, gaps and the structural "
+        "findings. `model` overrides the server's gate model (PROVIDER/NAME)."
     )
     async def check(ctx: Context, sandbox_id: str, instruction: str, model: str | None = None):
         entry = await blocking(pool.get, owner(ctx), sandbox_id)
@@ -361,8 +381,10 @@ def _decode(content: str, encoding: str) -> bytes:
 
 
 INSTRUCTIONS = (
-    "StateAct sandboxes: call sandbox_create first and pass its sandbox_id to every other tool. Work with "
-    "bash, python and editor; move files with write_file/read_file; call check with the task's instruction "
+    "StateAct sandboxes: call sandbox_create first and pass its sandbox_id to every "
+    "other tool. Work with "
+    "bash, python and editor; move files with write_file/read_file; call check with "
+    "the task's instruction "
     "to have an independent gate judge the sandbox's state. Close sandboxes you no longer need."
 )
 

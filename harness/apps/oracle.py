@@ -1,4 +1,5 @@
-"""The oracle: `--model script/oracle` plays each task's reference solution as a scripted conversation.
+"""The oracle: `--model script/oracle` plays each task's reference solution as a scripted
+conversation.
 
 It is not a model. It exists to check a suite end to end (setup, tools, gate structure, checker,
 records) with the answers known: a suite whose oracle does not score 1 has a broken task, fixture or
@@ -16,7 +17,8 @@ from tasks.schema import Task
 ORACLE_SPEC = "script/oracle"
 SCRIPT_PATH = "/tmp/stateact-oracle.sh"
 NOTICE = "The oracle plays the tasks' reference solutions (solutions/<id>.sh), not a model."
-# The setup may have opened the task's documents in LibreOffice; the scripts edit the files on disk, so
+# The setup may have opened the task's documents in LibreOffice; the scripts edit the files on disk,
+# so
 # the open copies are stale. Close them first, as an agent editing by code must, or the gate rightly
 # rejects the documents for the lock files beside them.
 CLOSE_OFFICE = "pkill -x soffice.bin; sleep 1; find /home/user -name '.~lock.*#' -delete; true"
@@ -49,8 +51,8 @@ def _call(name: str, **params) -> dict:
 
 
 def oracle_turns(task: Task) -> list[dict]:
-    """plan, close open documents, write the script, run it, list the home folder, finish (infeasible
-    without a script)."""
+    """plan, close open documents, write the script, run it, list the home folder, finish
+    (infeasible without a script)."""
     script = solution_path(task)
     infeasible = script is None or expects_infeasible(task)
     goal = (
@@ -83,7 +85,8 @@ def oracle_model(task: Task) -> ScriptedModel:
 
 
 def oracle_gate_model(task: Task) -> ScriptedModel:
-    """A gate that accepts: one `verdict(passed=true)` per possible round. The structural checks the gate
-    runs before asking it are still real, so a missing or unparsable deliverable is still rejected."""
+    """A gate that accepts: one `verdict(passed=true)` per possible round. The structural checks
+    the gate runs before asking it are still real, so a missing or unparsable deliverable is
+    still rejected."""
     verdict = _call("verdict", passed=True, gaps=[])
     return ScriptedModel([verdict] * 5, name=f"{ORACLE_SPEC}-gate")

@@ -115,7 +115,8 @@ def run_items_on_ray(
 
 
 def _collect(ray, ref, item: BatchItem, options: RayOptions) -> dict:
-    """The file's row on the driver: its run folder and output unpacked where the local batch puts them."""
+    """The file's row on the driver: its run folder and output unpacked where the local batch
+    puts them."""
     if item.run_dir.exists():
         shutil.rmtree(item.run_dir)
     try:

@@ -1,9 +1,10 @@
 """The Ray side of `--ray`: connect, check the nodes, share one request budget, clean up.
 
-Ray is an optional dependency (`pip install 'stateact[ray]'`) and is imported only here, lazily, when
-`--ray` is given. Every node that runs sandboxes offers the custom resource `stateact_sandbox`, one
-unit per sandbox it can hold (`ray start --resources '{"stateact_sandbox": 4}'`); each task takes
-one unit and opens its sandbox through that node's own Docker engine.
+Ray is an optional dependency (`pip install 'stateact[ray]'`) and is imported only here, lazily,
+when `--ray` is given. Every node that runs sandboxes offers the custom resource
+`stateact_sandbox`, one unit per sandbox it can hold (`ray start --resources
+'{"stateact_sandbox": 4}'`); each task takes one unit and opens its sandbox through that node's
+own Docker engine.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ class RayOptions:
     """How a suite or batch runs on a Ray cluster."""
 
     address: str
-    """`HOST:PORT` of a running cluster's head, or `auto` (a running local cluster, else a new one)."""
+    """`HOST:PORT` of a running cluster's head, or `auto` (a running local cluster, else a new
+    one)."""
     retries: int = 3
     """Times a task whose node was lost is started again on another node."""
     image_archive: str | None = None
@@ -90,7 +92,8 @@ def _check_reachable(address: str) -> None:
 
 
 class RayCluster:
-    """A connection to a Ray cluster for one run; `close()` disconnects (and stops what it started)."""
+    """A connection to a Ray cluster for one run; `close()` disconnects (and stops what it
+    started)."""
 
     def __init__(self, options: RayOptions):
         os.environ.update(QUIET_RAY_ENV)
@@ -148,7 +151,8 @@ class RayCluster:
         )
 
     def prepare(self, config: RunConfig) -> None:
-        """Every sandbox node has a Docker engine and the image (loaded or built), or one sentence."""
+        """Every sandbox node has a Docker engine and the image (loaded or built), or one
+        sentence."""
         nodes = self.sandbox_nodes()
         refs = {
             self.on_node(prepare_node, n["NodeID"]).remote(config, self.options.image_archive): n
@@ -189,7 +193,8 @@ class RayCluster:
 
 
 class TokenBucket:
-    """A cluster-wide request budget (run as one Ray actor): `rate` requests per second, burst 1+."""
+    """A cluster-wide request budget (run as one Ray actor): `rate` requests per second, burst
+    1+."""
 
     def __init__(self, rate: float, burst: float = 1.0):
         self.rate = rate

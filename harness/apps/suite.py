@@ -1,14 +1,14 @@
 """Run many tasks headlessly: each in its own sandbox, N at a time, into one suite directory.
 
-    OUT/results.jsonl        one line per finished task (its result.json plus domain, mode and GUI counts)
-    OUT/summary.json         what the results add up to (`harness.reports.summary`)
-    OUT/report.html          a static table linking to each run's trajectory.html
-    OUT/runs/<task id>/      the run directory of each task (see `harness.kernel.records`)
-    OUT/results/…            the same in OSWorld's layout (`harness.reports.osworld_layout`)
+    OUT/results.jsonl        one line per finished task (its result.json plus domain, mode and
+    GUI counts) OUT/summary.json         what the results add up to (`harness.reports.summary`)
+    OUT/report.html          a static table linking to each run's trajectory.html OUT/runs/<task
+    id>/      the run directory of each task (see `harness.kernel.records`) OUT/results/…
+    the same in OSWorld's layout (`harness.reports.osworld_layout`)
 
-A task that cannot be loaded or is not supported here still gets a run directory with a result.json
-(score 0, the reason in `error`), so a suite never stops at one bad task. `resume` keeps every run that
-has a result.json and reruns the rest from scratch.
+A task that cannot be loaded or is not supported here still gets a run directory with a
+result.json (score 0, the reason in `error`), so a suite never stops at one bad task. `resume`
+keeps every run that has a result.json and reruns the rest from scratch.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ SUITE_TASKS_FOLDER = "tasks"
 
 
 def _looks_like_task_file(path: Path) -> bool:
-    """Everything that may be a task, including broken ones; index files such as test_all.json are not."""
+    """Everything that may be a task, including broken ones; index files such as test_all.json
+    are not."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
@@ -61,7 +62,8 @@ def _search_root(folder: Path) -> Path:
 
 
 def discover_tasks(paths: list[str | Path]) -> list[Path]:
-    """Task files named by `paths` (files, or folders searched recursively), in order, without repeats."""
+    """Task files named by `paths` (files, or folders searched recursively), in order, without
+    repeats."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -126,7 +128,8 @@ def ensure_suite_fixtures(task_paths: list[Path], foreign: bool = True) -> None:
 
 
 def task_domain(task: Task | None, path: Path) -> str:
-    """The folder a task sits in; for a bundled suite's `tasks/` folder, the id's middle (`lh-calc-001` → calc)."""
+    """The folder a task sits in; for a bundled suite's `tasks/` folder, the id's middle
+    (`lh-calc-001` → calc)."""
     extra = (task.model_extra or {}).get("stateact") if task is not None else None
     if isinstance(extra, dict) and isinstance(extra.get("domain"), str):
         return extra["domain"]
@@ -194,7 +197,8 @@ def trajectory_counts(run_dir: Path) -> dict:
 
 
 class ResultsFile:
-    """results.jsonl: one full line per task, written in one call under a lock and flushed to disk."""
+    """results.jsonl: one full line per task, written in one call under a lock and flushed to
+    disk."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -263,7 +267,8 @@ class SuiteRun:
         """A finished or started suite in OUT is continued only with --resume."""
         if self.results_file.path.exists() and not self.resume:
             raise StateActError(
-                f"{self.out_dir} already holds a suite run; pass --resume to continue it or choose another --out."
+                f"{self.out_dir} already holds a suite run; pass --resume to continue "
+                "it or choose another --out."
             )
 
     def run(self) -> dict:
@@ -410,9 +415,9 @@ def run_suite(
     """Run every task under `paths` into `out_dir`; returns summary.json's content.
 
     `model_factory(task)` builds a fresh model per task (default: `config.model`; the oracle for
-    `script/oracle`); `gate_model_factory` likewise for the finish gate (default: the gate's config).
-    `on_result(line)` is called from a worker thread as each task finishes (the command draws its
-    progress display with it).
+    `script/oracle`); `gate_model_factory` likewise for the finish gate (default: the gate's
+    config). `on_result(line)` is called from a worker thread as each task finishes (the command
+    draws its progress display with it).
     """
     suite = SuiteRun(
         paths, config, out_dir, parallel, resume, model_factory, gate_model_factory, on_result

@@ -1,8 +1,8 @@
 """One suite task from its file to a run directory with a result.json: what a suite worker does.
 
-The local runner calls it on its threads; the Ray runner calls it on the node that holds the task's
-sandbox. Whatever happens, the run directory ends with a result.json (score 0 and the reason when the
-task could not run), except when the suite is stopping.
+The local runner calls it on its threads; the Ray runner calls it on the node that holds the
+task's sandbox. Whatever happens, the run directory ends with a result.json (score 0 and the
+reason when the task could not run), except when the suite is stopping.
 """
 
 from __future__ import annotations
@@ -80,7 +80,8 @@ class ConfiguredModel:
 
 
 class TaskExecutor:
-    """Runs task files under one config with per-task models; `stopping` ends runs at their next turn."""
+    """Runs task files under one config with per-task models; `stopping` ends runs at their next
+    turn."""
 
     def __init__(
         self,
@@ -95,7 +96,8 @@ class TaskExecutor:
         self.stopping = stopping or threading.Event()
 
     def execute(self, path: Path, run_dir: Path) -> tuple[dict, Task | None] | None:
-        """Run the task file `path` into the empty `run_dir`; (result, task), or None when stopped."""
+        """Run the task file `path` into the empty `run_dir`; (result, task), or None when
+        stopped."""
         task = None
         try:
             task = load_task(path)

@@ -1,7 +1,8 @@
-"""The `stateact` command: one module per subcommand, each with `register(subparsers)` and `run(args)`.
+"""The `stateact` command: one module per subcommand, each with `register(subparsers)` and
+`run(args)`.
 
-Only the chosen subcommand's module is imported (with the application under it), so `stateact --help`
-and every command start without loading the others' dependencies.
+Only the chosen subcommand's module is imported (with the application under it), so `stateact
+--help` and every command start without loading the others' dependencies.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ COMMANDS = {
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser with `command`'s full options (every command's when None) and the others' names."""
+    """The parser with `command`'s full options (every command's when None) and the others'
+    names."""
     parser = argparse.ArgumentParser(
         prog="stateact",
         description="StateAct: a code-first, state-grounded agent harness for computer-use tasks.",

@@ -1,4 +1,5 @@
-"""`stateact code --repo PATH "instruction" --model M`: change a repository in a sandbox, get a patch."""
+"""`stateact code --repo PATH "instruction" --model M`: change a repository in a sandbox, get a
+patch."""
 
 from __future__ import annotations
 
@@ -19,9 +20,12 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "code",
         help="run a coding instruction on a copy of a repository and get a gate-checked patch",
-        description="Copy the repository into a sandbox, let the agent carry out the instruction under the "
-        "finish gate (which reads the repository and runs its tests), and write the change as a patch "
-        "plus summary.json to the run directory. The repository is left untouched unless --apply is "
+        description="Copy the repository into a sandbox, let the agent carry out the instruction "
+        "under the "
+        "finish gate (which reads the repository and runs its tests), and write the "
+        "change as a patch "
+        "plus summary.json to the run directory. The repository is left untouched "
+        "unless --apply is "
         "given. Exit 0 only when the gate passed, 1 otherwise, 2 on bad input.",
     )
     parser.add_argument("instruction", help="what to change, in plain words")
@@ -63,7 +67,8 @@ def run(args) -> int:
         changed = len(summary.added) + len(summary.modified) + len(summary.deleted)
         verdict = "gate passed" if summary.gate_passed else "gate did NOT pass"
         print(
-            f"{summary.status}, {verdict}; {changed} file(s) changed; patch: {summary.patch or '(none)'}"
+            f"{summary.status}, {verdict}; {changed} file(s) changed; patch: "
+            f"{summary.patch or '(none)'}"
         )
         if summary.applied:
             print(f"applied to {summary.repo}")

@@ -23,13 +23,15 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "image",
         help="build or list the sandbox images",
-        description="Build the sandbox images from their definitions (no registry needed) or list them.",
+        description="Build the sandbox images from their definitions (no registry needed) or "
+        "list them.",
     )
     actions = parser.add_subparsers(dest="image_command", metavar="{build,list}")
     build = actions.add_parser(
         "build",
         help="build images that are missing or out of date",
-        description="Build images whose definitions changed since the last build; `desktop` builds `base` first.",
+        description="Build images whose definitions changed since the last build; `desktop` "
+        "builds `base` first.",
     )
     build.add_argument(
         "names",
@@ -43,7 +45,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     actions.add_parser(
         "list",
         help="show each image's ref, whether it is built and its size",
-        description="Show each image's ref (tagged by a hash of its inputs), whether it is built and its size.",
+        description="Show each image's ref (tagged by a hash of its inputs), whether it is built "
+        "and its size.",
     )
     parser.set_defaults(func=run)
     return parser

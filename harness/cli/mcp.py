@@ -1,4 +1,5 @@
-"""`stateact mcp`: serve StateAct's sandboxes (and the finish gate as `check`) to an MCP client over stdio."""
+"""`stateact mcp`: serve StateAct's sandboxes (and the finish gate as `check`) to an MCP client
+over stdio."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "mcp",
         help="run an MCP server (stdio) exposing sandboxes and the finish gate",
-        description="Serve over stdio: sandbox_create, sandbox_close, bash, python, editor, view_image, "
-        "write_file, read_file and check (the narration-blind gate). Sandboxes belong to the client "
+        description="Serve over stdio: sandbox_create, sandbox_close, bash, python, editor, "
+        "view_image, "
+        "write_file, read_file and check (the narration-blind gate). Sandboxes "
+        "belong to the client "
         "session and are removed when it ends. Configure it in an MCP client as the command "
         "`stateact mcp --gate-model PROVIDER/NAME`.",
     )

@@ -29,8 +29,10 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "run",
         help="run one task",
-        description="Run one task in a fresh sandbox and write config.json, trajectory.jsonl, gate/ "
-        "and result.json to the run directory. Exit 0 when the agent finished (gate passed), 1 when "
+        description="Run one task in a fresh sandbox and write config.json, trajectory.jsonl, "
+        "gate/ "
+        "and result.json to the run directory. Exit 0 when the agent finished (gate "
+        "passed), 1 when "
         "the run ended otherwise (budget, gate rejections, errors), 2 on bad input.",
     )
     parser.add_argument("task", help="task JSON file (OSWorld format, or just id + instruction)")
@@ -223,7 +225,8 @@ def run(args) -> int:
     out = Path(args.out or Path("runs") / safe_run_name(task.id))
     if out.exists() and any(out.iterdir()) and not args.resume:
         raise StateActError(
-            f"the run directory {out} is not empty; pass --resume to continue it or choose another --out."
+            f"the run directory {out} is not empty; pass --resume to continue it or "
+            "choose another --out."
         )
     with TurnProgress(task.id) as progress:
         result = run_task(

@@ -1,4 +1,5 @@
-"""`stateact suite PATH… --model M`: run many tasks headlessly, N at a time, into one suite directory."""
+"""`stateact suite PATH… --model M`: run many tasks headlessly, N at a time, into one suite
+directory."""
 
 from __future__ import annotations
 
@@ -41,8 +42,10 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "suite",
         help="run a suite of tasks (or list what would run with --dry-run)",
-        description="Run every task file under PATH… (folders are searched recursively), each in its own "
-        "sandbox, N at a time. Writes OUT/results.jsonl, OUT/summary.json, OUT/report.html and one run "
+        description="Run every task file under PATH… (folders are searched recursively), each in "
+        "its own "
+        "sandbox, N at a time. Writes OUT/results.jsonl, OUT/summary.json, "
+        "OUT/report.html and one run "
         "directory per task under OUT/runs/ (and OSWorld's layout under OUT/results/). "
         f"`--model {ORACLE_SPEC}` plays each task's reference "
         "solution instead of a model (to check a suite end to end).",
@@ -113,18 +116,22 @@ def run(args) -> int:
         paths = demo_slice(discover_tasks(paths), oracle=is_oracle(args.model))
     if not args.model:
         raise StateActError(
-            f"--model is required (PROVIDER/NAME, or {ORACLE_SPEC} to play the reference solutions)."
+            f"--model is required (PROVIDER/NAME, or {ORACLE_SPEC} to play the "
+            "reference solutions)."
         )
     config = build_config(args)
     ray = ray_options(args)
     if is_oracle(config.model):
         say(
-            f"{NOTICE} Scores show whether the tasks, fixtures and checkers work, not how good a model is."
+            f"{NOTICE} Scores show whether the tasks, fixtures and checkers work, not "
+            "how good a model is."
         )
         if args.demo:
             say(
-                f"No ANTHROPIC_API_KEY is set, so the demo uses the oracle. To run it on a real model:\n"
-                f"  ANTHROPIC_API_KEY=… stateact suite {' '.join(args.paths)} --demo --model {DEMO_MODEL} --out runs/demo-model"
+                "No ANTHROPIC_API_KEY is set, so the demo uses the oracle. To run it "
+                "on a real model:\n"
+                f"  ANTHROPIC_API_KEY=… stateact suite {' '.join(args.paths)} --demo "
+                f"--model {DEMO_MODEL} --out runs/demo-model"
             )
     else:
         make_model(
@@ -134,7 +141,8 @@ def run(args) -> int:
     parallel = args.parallel or (DEMO_PARALLEL if args.demo else 1)
     where = f"on the Ray cluster {ray.address}" if ray else f"{parallel} at a time"
     say(
-        f"running {len(paths) if args.demo else 'the'} task(s) with {config.model}, {where}, into {out}"
+        f"running {len(paths) if args.demo else 'the'} task(s) with {config.model}, "
+        f"{where}, into {out}"
     )
     total = len(paths) if args.demo else len(discover_tasks(paths))
     if args.resume:  # finished tasks are kept without a progress report; count only the rest
@@ -152,7 +160,8 @@ def run(args) -> int:
                 summary = run_suite_on_ray(paths, config, out, ray, **common)
     except KeyboardInterrupt:
         say(
-            f"stopped; finished tasks are kept. Continue with the same command and --resume --out {out}"
+            "stopped; finished tasks are kept. Continue with the same command and "
+            f"--resume --out {out}"
         )
         raise
     print(summary_line(summary))
@@ -179,7 +188,8 @@ def say(text: str) -> None:
 
 
 def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
-    """One task per demo domain (calc, writer, os, sqlite, cross-app); with the oracle, one it can solve."""
+    """One task per demo domain (calc, writer, os, sqlite, cross-app); with the oracle, one it
+    can solve."""
     chosen: dict[str, tuple[Path, bool]] = {}
     for path in task_paths:
         try:
@@ -194,7 +204,8 @@ def demo_slice(task_paths: list[Path], oracle: bool) -> list[Path]:
             chosen[domain] = (path, solvable)
     if not chosen:
         raise StateActError(
-            "--demo found none of its tasks (calc, writer, os, db, x) in the given paths; point it at tasks/suites/longhorizon."
+            "--demo found none of its tasks (calc, writer, os, db, x) in the given "
+            "paths; point it at tasks/suites/longhorizon."
         )
     return [chosen[d][0] for d in DEMO_DOMAINS if d in chosen]
 
@@ -212,7 +223,8 @@ def dry_run(args) -> list[dict]:
     require_one_of("sandbox backend", args.sandbox, BACKENDS)
     if args.sandbox != "docker":
         say(
-            f"applications are not checked: the {args.sandbox} backend runs this machine's programs."
+            f"applications are not checked: the {args.sandbox} backend runs this "
+            "machine's programs."
         )
     return run_dry(
         args.paths,
@@ -250,7 +262,8 @@ def coverage_summary(args) -> int:
     metrics = [row for row in coverage.rows if row.kind == "metric"]
     getters = [row for row in coverage.rows if row.kind == "getter"]
     say(
-        f"{coverage.tasks} task(s): metrics {sum(r.implemented for r in metrics)} of {len(metrics)} "
+        f"{coverage.tasks} task(s): metrics {sum(r.implemented for r in metrics)} of "
+        f"{len(metrics)} "
         f"implemented, getters {sum(r.implemented for r in getters)} of {len(getters)}; "
         f"{coverage.covered} task(s) use only implemented ones"
         + (f"; {coverage.unreadable} unreadable task file(s)" if coverage.unreadable else "")

@@ -1,9 +1,9 @@
 """Control modes: who decides the next step of a run.
 
-`stateact` (default) is the main agent with its tools, plus the hooks in `stateact.py`; `andor` is a
-framework-owned AND/OR tree whose action nodes run workers (`andor.py`); `lstc` is long-term control
-state with short commitments, for small local models (`lstc.py`). `run_control` runs the latter two and
-returns what `MainAgent.run` would: a `Finished` or `BudgetExceeded`.
+`stateact` (default) is the main agent with its tools, plus the hooks in `stateact.py`; `andor`
+is a framework-owned AND/OR tree whose action nodes run workers (`andor.py`); `lstc` is long-term
+control state with short commitments, for small local models (`lstc.py`). `run_control` runs the
+latter two and returns what `MainAgent.run` would: a `Finished` or `BudgetExceeded`.
 """
 
 from __future__ import annotations

@@ -1,17 +1,19 @@
-"""The `andor` control mode: the framework owns an AND/OR tree and walks it depth first (StructuredAgent).
+"""The `andor` control mode: the framework owns an AND/OR tree and walks it depth first
+(StructuredAgent).
 
 The model is asked only tool-less JSON questions: expand a node, repair a failed one, score an OR
 node's alternatives (the best-scored runs next, not the first listed), check a finished action,
 summarize what an action observed into the candidate table (`andor_memory.py`), update the tree
 after progress. An action node is carried out by a code worker or the web or GUI specialist
 (`andor_actions.py`) and decided by its probe when it has one, else by a completion check. Action
-nodes that repeat themselves or change nothing are stalls, answered as in the other modes: feedback,
-then a forced repair of the node's parent, then the end of the run.
-Failures propagate upward: a failed action prunes its unexecuted AND siblings; a failed AND/OR node is
-repaired while its revision budget lasts (an OR node first tries its next alternative), else pruned and
-its failure passes to its parent. The root ends through the finish gate. The tree is saved after every
-step (`tree.json`, `tree.jsonl`), and a user can add a corrective subgoal by writing `inject.json`
-(`{"goal": ..., "parent"?: node id, "probe"?: {...}}`) into the run directory; it is consumed once.
+nodes that repeat themselves or change nothing are stalls, answered as in the other modes:
+feedback, then a forced repair of the node's parent, then the end of the run. Failures propagate
+upward: a failed action prunes its unexecuted AND siblings; a failed AND/OR node is repaired
+while its revision budget lasts (an OR node first tries its next alternative), else pruned and
+its failure passes to its parent. The root ends through the finish gate. The tree is saved after
+every step (`tree.json`, `tree.jsonl`), and a user can add a corrective subgoal by writing
+`inject.json` (`{"goal": ..., "parent"?: node id, "probe"?: {...}}`) into the run directory; it
+is consumed once.
 """
 
 from __future__ import annotations
@@ -134,7 +136,8 @@ class AndOrController:
         self._push_next(node)
 
     def _push_next(self, node: Node) -> bool:
-        """Push what `node` runs next: every pending AND child in order, or the next OR alternative."""
+        """Push what `node` runs next: every pending AND child in order, or the next OR
+        alternative."""
         pending = [c for c in node.live_children() if c.status == "pending"]
         if node.kind == "or":
             pending = self._best_alternative(node, pending)
@@ -307,7 +310,8 @@ class AndOrController:
             ):
                 target.goal = goal.strip()
 
-    # -- actions and the root -----------------------------------------------------------------------
+    # -- actions and the root
+    # -----------------------------------------------------------------------
 
     def _execute(self, node: Node) -> None:
         self.actions += 1
@@ -417,7 +421,8 @@ class AndOrController:
                 f"the completion check found the task unfinished: {reason}",
             )
 
-    # -- budgets and injection ----------------------------------------------------------------------
+    # -- budgets and injection
+    # ----------------------------------------------------------------------
 
     def _check_budgets(self) -> None:
         loop = self.config.loop

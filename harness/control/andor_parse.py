@@ -1,4 +1,5 @@
-"""Strict parsing of the planner's JSON answers in the `andor` mode (probes validated on the way in)."""
+"""Strict parsing of the planner's JSON answers in the `andor` mode (probes validated on the way
+in)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
 """The AND/OR tree of the `andor` mode (StructuredAgent): nodes, statuses, saving and drawing.
 
-An AND node's children are ordered subgoals that must all succeed; an OR node's children are ranked
-alternative strategies of which one must succeed; an action node is a subgoal one worker carries out.
-Statuses: pending (not yet reached), entering (being expanded), active (children or worker running),
-succeeded, failed, pruned (removed: irrelevant, or a sibling of a failed AND child). A repaired node
-keeps its failed children for the record but `retired`, so they no longer count.
+An AND node's children are ordered subgoals that must all succeed; an OR node's children are
+ranked alternative strategies of which one must succeed; an action node is a subgoal one worker
+carries out. Statuses: pending (not yet reached), entering (being expanded), active (children or
+worker running), succeeded, failed, pruned (removed: irrelevant, or a sibling of a failed AND
+child). A repaired node keeps its failed children for the record but `retired`, so they no longer
+count.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ class Node:
 
 
 class Tree:
-    """The tree plus its revision counter; saved as `tree.json` with a `tree.jsonl` history per step."""
+    """The tree plus its revision counter; saved as `tree.json` with a `tree.jsonl` history per
+    step."""
 
     def __init__(self, goal: str, run_dir: Path | None = None):
         self.root = Node("1", goal)
@@ -173,7 +175,10 @@ def draw_tree(data: dict) -> list[str]:
             extras.append(f"by {node['agent']}")
         if node.get("score") is not None:
             extras.append(f"score {node['score']:.2f}")
-        return f"{MARKS.get(node['status'], '[?]')} {node['id']} {kind} {node['goal'][:70]} ({', '.join(extras)})"
+        return (
+            f"{MARKS.get(node['status'], '[?]')} {node['id']} {kind} {node['goal'][:70]} "
+            f"({', '.join(extras)})"
+        )
 
     def draw(node: dict, prefix: str, last: bool, top: bool) -> None:
         branch = "" if top else ("└─ " if last else "├─ ")

@@ -1,7 +1,8 @@
-"""Tool-less JSON requests: ask the model for one JSON value, parse it strictly, retry once with the error.
+"""Tool-less JSON requests: ask the model for one JSON value, parse it strictly, retry once with
+the error.
 
-Planner-style calls (task-state init, AND/OR expansion and repair, LSTC commitments) go through here so
-every mode parses the same way and every call is counted and recorded.
+Planner-style calls (task-state init, AND/OR expansion and repair, LSTC commitments) go through
+here so every mode parses the same way and every call is counted and recorded.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 RAW_RECORD_CHARS = 4000
 FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 REPAIR = (
-    "Your answer could not be used: {error}\nAnswer again with only the JSON value the instructions ask "
+    "Your answer could not be used: {error}\nAnswer again with only the JSON value "
+    "the instructions ask "
     "for, nothing before or after it."
 )
 
@@ -52,7 +54,8 @@ def parse_json(text: str):
 
 
 class JsonAsker:
-    """Makes tool-less JSON requests for one run, counting usage in `stats` and recording each answer."""
+    """Makes tool-less JSON requests for one run, counting usage in `stats` and recording each
+    answer."""
 
     def __init__(
         self,

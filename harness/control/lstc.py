@@ -1,16 +1,17 @@
 """The `lstc` control mode (LocalLSTC), tuned for small local models over the OpenAI-compatible API.
 
-Long-term control state persists across steps: the active subgoal, evidence aligned with it, runtime
-feedback and a status (continue, advance, error, stall, finish). Each step, one short tool-less JSON
-request turns that state into a short commitment: up to three candidate proposals, each a subgoal with
-an ordered list of actions, and the index of the best. The harness executes the chosen actions, abstracts
-each outcome into one evidence line by a model call (Step Abstraction, `lstc_abstract.py`), and
-routes: a new subgoal advances, a failed action is an error with its output as feedback, a repeated
-action or 3 steps changing nothing (no file, no screen, no new output) are a stall (its equivalents
-are suppressed, then a replan is forced, then the run ends as `stalled`), and `done` goes to final
-verification (the finish gate). With `--grounder`, GUI actions name what to click and a visual
-grounder finds it (`lstc_gui.py`). Every `refine_every` steps the long-term state is rewritten
-shorter (context refinement). Answers are parsed strictly, with up to 3 repairs naming the error.
+Long-term control state persists across steps: the active subgoal, evidence aligned with it,
+runtime feedback and a status (continue, advance, error, stall, finish). Each step, one short
+tool-less JSON request turns that state into a short commitment: up to three candidate proposals,
+each a subgoal with an ordered list of actions, and the index of the best. The harness executes
+the chosen actions, abstracts each outcome into one evidence line by a model call (Step
+Abstraction, `lstc_abstract.py`), and routes: a new subgoal advances, a failed action is an error
+with its output as feedback, a repeated action or 3 steps changing nothing (no file, no screen,
+no new output) are a stall (its equivalents are suppressed, then a replan is forced, then the run
+ends as `stalled`), and `done` goes to final verification (the finish gate). With `--grounder`,
+GUI actions name what to click and a visual grounder finds it (`lstc_gui.py`). Every
+`refine_every` steps the long-term state is rewritten shorter (context refinement). Answers are
+parsed strictly, with up to 3 repairs naming the error.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class LongTermState:
     status: str = "advance"
     done_subgoals: list[str] = field(default_factory=list)
     suppressed: list[str] = field(default_factory=list)
-    """Fingerprints of actions that repeated without progress; proposals repeating them are refused."""
+    """Fingerprints of actions that repeated without progress; proposals repeating them are
+    refused."""
     suppressed_text: list[str] = field(default_factory=list)
     steps: int = 0
     summary: str = ""
@@ -226,7 +228,10 @@ class LstcController:
         key = fingerprint({"name": tool, "input": command})
         if key in self.state.suppressed:
             self.state.status = "stall"
-            self.state.feedback = f"Refused: `{command[:80]}` repeated before without any effect. Choose a different action."
+            self.state.feedback = (
+                f"Refused: `{command[:80]}` repeated before without any effect. Choose a "
+                "different action."
+            )
             return {"tool": tool, "input": command, "route": "stall", "refused": True}
         self.stats.tool_uses += 1
         ok, output = self._execute(tool, command)
@@ -386,8 +391,8 @@ class LstcController:
         check_run_budgets(loop, self.stats)
 
     def _restore(self, since: int) -> None:
-        """Continue from the last recorded step's state, re-running the actions recorded after `since`
-        (the milestone the sandbox started from; -1 for a freshly set-up sandbox)."""
+        """Continue from the last recorded step's state, re-running the actions recorded after
+        `since` (the milestone the sandbox started from; -1 for a freshly set-up sandbox)."""
         events = load_events(self.record.dir)
         steps = [e for e in events if e["event"] == "lstc_step" and e.get("state")]
         if steps:

@@ -33,7 +33,10 @@ def main_system_prompt(preset: str = "full") -> str:
     name = "main_agent_no_act.md" if preset == "no-act" else "main_agent.md"
     prompt = (PROMPTS / name).read_text()
     if preset == "bash-only":
-        prompt += "\n\nIn this run you have only `bash` and `finish`: no editor, Python tool or specialists.\n"
+        prompt += (
+            "\n\nIn this run you have only `bash` and `finish`: no editor, Python tool "
+            "or specialists.\n"
+        )
     return prompt
 
 

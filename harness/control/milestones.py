@@ -1,10 +1,12 @@
-"""Milestone checkpoints: a sandbox snapshot whenever requirements turn VERIFIED, and resuming from it.
+"""Milestone checkpoints: a sandbox snapshot whenever requirements turn VERIFIED, and resuming
+from it.
 
 The milestones of a run are listed in `milestones.json` in its run directory and announced by a
-`milestone` event whose position in the trajectory marks which tool calls came after it (only those
-are replayed on resume). Only the newest snapshot is kept. Snapshots are the sandbox's persisted ones
-(`Sandbox.persist`: owned by the run directory rather than by this process, so they survive a kill -9
-until the run resumes); when a run writes its result, its snapshots are removed.
+`milestone` event whose position in the trajectory marks which tool calls came after it (only
+those are replayed on resume). Only the newest snapshot is kept. Snapshots are the sandbox's
+persisted ones (`Sandbox.persist`: owned by the run directory rather than by this process, so
+they survive a kill -9 until the run resumes); when a run writes its result, its snapshots are
+removed.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """Stall and loop detection, and the routed response to each stall.
 
-Three signals: the same action with the same observation repeated (`repeat`), turns that change no file
-and produce no output not seen before (`no_progress`), and consecutive gate rejections naming the same
-gaps (`gate_loop`). The router answers escalating stalls with feedback, then a forced replan, then a
-fresh worker (when the mode has one), then the end of the run as `stalled`; verified progress (files
-changing over `calm_after` turns in a row, or a requirement turning VERIFIED) lowers the level again,
-so a long run that keeps moving is not ended by stalls far apart. Each response is recorded as a
-`stall` event in the trajectory, each fall-back as a `stall_calm` event.
+Three signals: the same action with the same observation repeated (`repeat`), turns that change
+no file and produce no output not seen before (`no_progress`), and consecutive gate rejections
+naming the same gaps (`gate_loop`). The router answers escalating stalls with feedback, then a
+forced replan, then a fresh worker (when the mode has one), then the end of the run as `stalled`;
+verified progress (files changing over `calm_after` turns in a row, or a requirement turning
+VERIFIED) lowers the level again, so a long run that keeps moving is not ended by stalls far
+apart. Each response is recorded as a `stall` event in the trajectory, each fall-back as a
+`stall_calm` event.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ class StallSignal:
 
 
 class StallDetector:
-    """Watches actions, observations, state fingerprints and gate gaps; reports a signal once per stall."""
+    """Watches actions, observations, state fingerprints and gate gaps; reports a signal once per
+    stall."""
 
     def __init__(self, config: StallConfig | None = None):
         self.config = config or StallConfig()
@@ -75,7 +77,8 @@ class StallDetector:
         return None
 
     def observe_turn(self, state_key: str | None) -> StallSignal | None:
-        """The end of one turn, with a fingerprint of the sandbox's changed files (None if unknown)."""
+        """The end of one turn, with a fingerprint of the sandbox's changed files (None if
+        unknown)."""
         changed = state_key is not None and state_key != self.state_key
         if state_key is not None:
             self.state_key = state_key
@@ -121,7 +124,8 @@ class StallDetector:
 
 
 class StallRouter:
-    """Escalates through `responses` as stalls repeat; the level falls back after verified progress."""
+    """Escalates through `responses` as stalls repeat; the level falls back after verified
+    progress."""
 
     def __init__(self, record=None, responses: tuple[str, ...] = RESPONSES, agent: str = "harness"):
         self.record = record
@@ -157,15 +161,18 @@ class StallRouter:
 
 def feedback_text(signal: StallSignal) -> str:
     return (
-        f"<stall-detected>\n{signal.detail}. That is not making progress: do not repeat it; take a different "
+        f"<stall-detected>\n{signal.detail}. That is not making progress: do not "
+        "repeat it; take a different "
         "approach, and check the state you need with a different command.\n</stall-detected>"
     )
 
 
 def replan_text(signal: StallSignal) -> str:
     return (
-        f"<replan-required>\n{signal.detail}. Stop the current approach. Before any other action, write a new "
-        "plan (the `plan` tool) for what remains, using a different method than the one that stalled.\n"
+        f"<replan-required>\n{signal.detail}. Stop the current approach. Before any "
+        "other action, write a new "
+        "plan (the `plan` tool) for what remains, using a different method than the "
+        "one that stalled.\n"
         "</replan-required>"
     )
 
@@ -201,7 +208,8 @@ class MainAgentStallWatch(LoopHook):
         self.response = ""
 
     def attach(self, loop) -> None:
-        """Start watching `loop` from its current history (after a resume, the restored part is old)."""
+        """Start watching `loop` from its current history (after a resume, the restored part is
+        old)."""
         self.loop = loop
         self.seen_messages = len(loop.messages)
 
@@ -282,5 +290,8 @@ class MainAgentStallWatch(LoopHook):
             return replan_text(signal)
         if response == "fresh_worker":
             report = self.fresh_worker(signal)
-            return f"<fresh-worker>\n{signal.detail}, so the harness handed the task to a fresh worker. Its report:\n{report}\n</fresh-worker>"
+            return (
+                f"<fresh-worker>\n{signal.detail}, so the harness handed the task to a "
+                f"fresh worker. Its report:\n{report}\n</fresh-worker>"
+            )
         raise stop_run(signal)

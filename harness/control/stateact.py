@@ -1,6 +1,7 @@
-"""What the default (`stateact`) mode adds around the main agent: the verifier-committed task state with
-its milestones and boundary checks, and the stall watch. The runner builds one `StateActHooks` and
-wires its parts into the gate, the main agent's loop hooks and its `delegate` tool."""
+"""What the default (`stateact`) mode adds around the main agent: the verifier-committed task
+state with its milestones and boundary checks, and the stall watch. The runner builds one
+`StateActHooks` and wires its parts into the gate, the main agent's loop hooks and its `delegate`
+tool."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ log = logging.getLogger(__name__)
 
 
 def open_task_state(context) -> TaskState | None:
-    """The run's task state (restored on resume, else initialized by the model), or None when off."""
+    """The run's task state (restored on resume, else initialized by the model), or None when
+    off."""
     config, record = context.config, context.record
     if not config.task_state.enabled:
         return None
@@ -130,7 +132,8 @@ class StateActHooks:
             self.task_state.listeners.append(lambda verified: self.stall.progressed())
 
     def on_decision(self, decision, probes: list[dict]) -> list[str]:
-        """The gate's callback: the task state applies the decision; the stall watch hears rejections."""
+        """The gate's callback: the task state applies the decision; the stall watch hears
+        rejections."""
         gaps = (
             self.task_state.apply_gate_decision(decision, probes, self.sandbox)
             if self.task_state
@@ -169,14 +172,16 @@ class StateActHooks:
         return BoundaryCheckedTool(delegate, self.task_state, self.sandbox)
 
     def attach(self, agent) -> None:
-        """Start the stall watch on the main agent's loop (after any resume restored its history)."""
+        """Start the stall watch on the main agent's loop (after any resume restored its
+        history)."""
         if self.stall is not None:
             self.stall.attach(agent.loop)
 
     def _fresh_worker(self, delegate, signal) -> str:
         facts = self.task_state.render() if self.task_state else None
         task = (
-            f"The main agent stalled ({signal.detail}). Continue this task with a different approach and "
+            f"The main agent stalled ({signal.detail}). Continue this task with a "
+            "different approach and "
             f"report the state you leave:\n{self.instruction}"
         )
         result = delegate(agent="worker", task=task, facts=facts)

@@ -1,11 +1,12 @@
-"""The verifier-committed task state: requirements, discovered values and evidence (StructAgent's unified state).
+"""The verifier-committed task state: requirements, discovered values and evidence (StructAgent's
+unified state).
 
-A requirement is PENDING, VERIFIED or INVALIDATED, and only a verifier moves it: a probe's determinate
-answer, the finish gate's verdict, or a boundary check (the stored probes re-run when a subagent or an
-action node returns). Nothing the agent says or calls can set a status; there is no tool for it. A
-failed probe on a VERIFIED requirement INVALIDATES it. Every change is one line of `state.jsonl` in the
-run directory, with its evidence, and listeners hear about each batch of newly verified requirements
-(the milestone keeper snapshots the sandbox then).
+A requirement is PENDING, VERIFIED or INVALIDATED, and only a verifier moves it: a probe's
+determinate answer, the finish gate's verdict, or a boundary check (the stored probes re-run when
+a subagent or an action node returns). Nothing the agent says or calls can set a status; there is
+no tool for it. A failed probe on a VERIFIED requirement INVALIDATES it. Every change is one line
+of `state.jsonl` in the run directory, with its evidence, and listeners hear about each batch of
+newly verified requirements (the milestone keeper snapshots the sandbox then).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class Requirement:
     id: str
     text: str
     probe: dict | None = None
-    """A typed probe spec (see `gates/probes.py`) that decides this requirement, when one was given."""
+    """A typed probe spec (see `gates/probes.py`) that decides this requirement, when one was
+    given."""
     status: str = PENDING
     evidence: str = ""
     """What the verifier that last decided it saw."""
@@ -58,7 +60,8 @@ class Change:
 
 
 class TaskState:
-    """Requirements, values and verified evidence of one run; see the module docstring for the rules."""
+    """Requirements, values and verified evidence of one run; see the module docstring for the
+    rules."""
 
     def __init__(
         self,
@@ -72,7 +75,8 @@ class TaskState:
         self.instruction = instruction
         self.requirements = requirements
         self.origin = origin
-        """`model` (parsed from the model's answer) or `fallback` (the whole instruction, one requirement)."""
+        """`model` (parsed from the model's answer) or `fallback` (the whole instruction, one
+        requirement)."""
         self.note = note
         self.values: dict[str, str] = {}
         self.evidence: list[dict] = []
@@ -88,7 +92,8 @@ class TaskState:
     def initialize(
         cls, instruction: str, model, *, run_dir: Path | None = None, stats=None, record=None
     ) -> TaskState:
-        """Ask `model` (one tool-less JSON request) for the requirements; fall back to the instruction."""
+        """Ask `model` (one tool-less JSON request) for the requirements; fall back to the
+        instruction."""
         from harness.control.jsonask import JsonAsker, prompt
 
         asker = JsonAsker(model, stats, record, agent="task-state", main=False)
@@ -212,11 +217,13 @@ class TaskState:
             if r.status != VERIFIED and self.last_verdicts.get(r.id) is False
         ]
 
-    # -- verifier entry points (the only ways a status changes) -------------------------------------
+    # -- verifier entry points (the only ways a status changes)
+    # -------------------------------------
 
     def apply_gate_decision(self, decision, gate_probes: list[dict], sandbox) -> list[str]:
-        """A finish-gate round decided; re-run the stored probes (reusing identical gate probes) and apply
-        the verdict. Returns the gaps of stored probes that failed, so the gate can fail closed."""
+        """A finish-gate round decided; re-run the stored probes (reusing identical gate probes)
+        and apply the verdict. Returns the gaps of stored probes that failed, so the gate can
+        fail closed."""
         results = self._run_stored_probes(sandbox, reuse=gate_probes)
         gaps = [
             f"requirement {rid} ({self._get(rid).text[:80]}): {evidence}"
@@ -334,7 +341,8 @@ class TaskState:
 
 
 def parse_requirements(value) -> tuple[list[Requirement], list[str]]:
-    """Requirements from the model's JSON list; probes that fail validation are dropped and named."""
+    """Requirements from the model's JSON list; probes that fail validation are dropped and
+    named."""
     if isinstance(value, dict) and isinstance(value.get("requirements"), list):
         value = value["requirements"]
     if not isinstance(value, list) or not value:

@@ -1,8 +1,9 @@
 """Context compaction: near the context limit, summarize the oldest prefix at an assistant boundary.
 
-The first user message (the task instruction) is kept verbatim, the summary of earlier work rides with
-it, images are stripped from what is summarized, and the most recent turns stay as they were. The plan
-lives outside the history (see `harness.tools.plan`), so compaction never loses it.
+The first user message (the task instruction) is kept verbatim, the summary of earlier work rides
+with it, images are stripped from what is summarized, and the most recent turns stay as they
+were. The plan lives outside the history (see `harness.tools.plan`), so compaction never loses
+it.
 """
 
 from __future__ import annotations
@@ -113,7 +114,8 @@ class Compactor(LoopHook):
         log.info("compacted %d messages of %s into a summary", split - 1, loop.agent)
 
     def _split_index(self, messages: list[dict]) -> int | None:
-        """Where the kept tail starts: an assistant message, leaving at most `keep_share` of the window."""
+        """Where the kept tail starts: an assistant message, leaving at most `keep_share` of the
+        window."""
         keep_budget = int(self.model.context_window * self.config.keep_share)
         kept, split = 0, None
         for index in range(len(messages) - 1, 1, -1):
@@ -151,7 +153,8 @@ def _render_for_summary(messages: list[dict]) -> str:
                 parts.append(f"[{message['role']}] {block['text']}")
             elif kind == "tool_use":
                 parts.append(
-                    f"[tool call {block.get('name')}] {json.dumps(block.get('input'))[:TOOL_TEXT_CHARS]}"
+                    f"[tool call {block.get('name')}] "
+                    f"{json.dumps(block.get('input'))[:TOOL_TEXT_CHARS]}"
                 )
             elif kind == "tool_result":
                 texts = [
@@ -160,7 +163,10 @@ def _render_for_summary(messages: list[dict]) -> str:
                 text = "\n".join(texts)
                 if len(text) > TOOL_TEXT_CHARS:
                     half = TOOL_TEXT_CHARS // 2
-                    text = f"{text[:half]}\n[... {len(text) - TOOL_TEXT_CHARS} characters cut ...]\n{text[-half:]}"
+                    text = (
+                        f"{text[:half]}\n[... {len(text) - TOOL_TEXT_CHARS} characters "
+                        f"cut ...]\n{text[-half:]}"
+                    )
                 error = " (error)" if block.get("is_error") else ""
                 parts.append(f"[tool result{error}] {text}")
             elif kind == "image":

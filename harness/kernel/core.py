@@ -1,7 +1,8 @@
-"""The few seams of StateAct: what a model, a tool and an agent look like, and the control-flow exceptions.
+"""The few seams of StateAct: what a model, a tool and an agent look like, and the control-flow
+exceptions.
 
-Messages use one canonical form everywhere (the Anthropic Messages shape, as plain dicts), so the history
-an agent keeps *is* its trajectory:
+Messages use one canonical form everywhere (the Anthropic Messages shape, as plain dicts), so the
+history an agent keeps *is* its trajectory:
 
     {"role": "user" | "assistant", "content": [block, ...]}
 
@@ -23,7 +24,8 @@ from typing import Any, Protocol, runtime_checkable
 
 @dataclass(frozen=True)
 class ToolResult:
-    """What one tool call produced: text output, an error the model can act on, and/or a PNG image."""
+    """What one tool call produced: text output, an error the model can act on, and/or a PNG
+    image."""
 
     output: str = ""
     error: str | None = None
@@ -50,9 +52,9 @@ def image_block(png: bytes) -> dict:
 class ToolSpec:
     """How a tool is described to a model.
 
-    `native_type` names a provider-defined tool type (for example Anthropic's `bash_20250124`); a client that
-    supports it for the model in use sends that instead of the JSON schema. `native_params` go with it
-    (such as `display_width_px` for the computer tool).
+    `native_type` names a provider-defined tool type (for example Anthropic's `bash_20250124`); a
+    client that supports it for the model in use sends that instead of the JSON schema.
+    `native_params` go with it (such as `display_width_px` for the computer tool).
     """
 
     name: str
@@ -143,7 +145,8 @@ def require_one_of(what: str, value, choices, error: type[Exception] | None = No
 
 
 class ToolError(Exception):
-    """A tool call that could not be carried out; its message goes back to the model as an error result."""
+    """A tool call that could not be carried out; its message goes back to the model as an error
+    result."""
 
 
 class Finished(Exception):

@@ -1,8 +1,8 @@
 """Model-written text shown on a terminal or in HTML: control characters made visible, never obeyed.
 
 A model (or a task file) can put terminal escape sequences, carriage returns or bidirectional
-overrides into its text; printed as they are, they recolour or rewrite the terminal or reorder what a
-reader sees. `visible` writes each such character as a `\\xNN` / `\\uNNNN` escape instead.
+overrides into its text; printed as they are, they recolour or rewrite the terminal or reorder
+what a reader sees. `visible` writes each such character as a `\\xNN` / `\\uNNNN` escape instead.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""The tool loop every StateAct agent runs: ask the model, run its tool calls, repeat until a tool ends it.
+"""The tool loop every StateAct agent runs: ask the model, run its tool calls, repeat until a
+tool ends it.
 
-The message list is the trajectory: each model turn and each batch of tool results is appended to it
-and to the run record as it happens. Control flow is by exceptions: a tool raises `Finished`, a budget
-check raises `BudgetExceeded`. The run's other parts (plan, task state, stall watch, compaction) join
-at the named points of `LoopHook`; building a request has no side effects.
+The message list is the trajectory: each model turn and each batch of tool results is appended to
+it and to the run record as it happens. Control flow is by exceptions: a tool raises `Finished`,
+a budget check raises `BudgetExceeded`. The run's other parts (plan, task state, stall watch,
+compaction) join at the named points of `LoopHook`; building a request has no side effects.
 """
 
 from __future__ import annotations
@@ -74,12 +75,13 @@ class LoopHook:
         """Before each model request (after the budget check): may act, e.g. compact the history."""
 
     def note(self, loop: ToolLoop) -> str:
-        """Text riding on the next request's newest user turn. Pure: a request may be built twice."""
+        """Text riding on the next request's newest user turn. Pure: a request may be built
+        twice."""
         return ""
 
     def after_tool_results(self, loop: ToolLoop) -> None:
-        """After a turn's results (or the no-tool nudge) joined the history and the loop goes on: may
-        act (call the sandbox, run a worker) or end the loop by raising `Finished`."""
+        """After a turn's results (or the no-tool nudge) joined the history and the loop goes on:
+        may act (call the sandbox, run a worker) or end the loop by raising `Finished`."""
 
 
 class NoteHook(LoopHook):
@@ -174,7 +176,8 @@ class ToolLoop:
                 continue
             toolset = block.get(TOOLSET_KEY)
             if toolset and toolset in failed_toolsets:
-                # A toolset batch runs in order and stops at its first failure (Anthropic's contract).
+                # A toolset batch runs in order and stops at its first failure (Anthropic's
+                # contract).
                 results.append(_result_block(block, ToolResult(error=TOOLSET_NOT_RUN)))
                 continue
             try:
@@ -217,8 +220,9 @@ class ToolLoop:
             return ToolResult(error=str(exc))
 
     def request_messages(self) -> list[dict]:
-        """The history as sent: the hooks' notes (plan, task state, stall response) ride on the newest
-        user turn only, so earlier turns stay byte-identical and the provider's prompt cache hits."""
+        """The history as sent: the hooks' notes (plan, task state, stall response) ride on the
+        newest user turn only, so earlier turns stay byte-identical and the provider's prompt
+        cache hits."""
         note = "\n".join(text for text in (hook.note(self) for hook in self.hooks) if text)
         if not note:
             return self.messages
@@ -227,7 +231,8 @@ class ToolLoop:
         return [*self.messages[:-1], with_note]
 
     def _check_cut(self, reply) -> bool:
-        """Whether `reply` was cut at the output limit; recorded, and too many in a row end the loop."""
+        """Whether `reply` was cut at the output limit; recorded, and too many in a row end the
+        loop."""
         if reply.stop_reason != "max_tokens":
             self.cut_replies = 0
             return False

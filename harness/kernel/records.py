@@ -1,10 +1,9 @@
 """Run directories: everything a run did, written as it happens so a killed run stays readable.
 
-config.json        what was asked for (model, limits, task)
-trajectory.jsonl   one event per line, appended and flushed after every model turn and tool result
-images/            PNGs from tool results, referenced from the trajectory as {"type": "image", "file": ...}
-gate/round-N.json  each finish-gate round
-result.json        the outcome, written atomically at the end
+config.json        what was asked for (model, limits, task) trajectory.jsonl   one event per
+line, appended and flushed after every model turn and tool result images/            PNGs from
+tool results, referenced from the trajectory as {"type": "image", "file": ...} gate/round-N.json
+each finish-gate round result.json        the outcome, written atomically at the end
 """
 
 from __future__ import annotations
@@ -130,7 +129,8 @@ def load_events(run_dir: Path) -> list[dict]:
 
 
 def internalize_images(run_dir: Path, value):
-    """The inverse of externalizing: image files become base64 blocks again (for resume and replay)."""
+    """The inverse of externalizing: image files become base64 blocks again (for resume and
+    replay)."""
     if isinstance(value, dict):
         if value.get("type") == "image" and "file" in value:
             path = Path(run_dir) / str(value["file"])

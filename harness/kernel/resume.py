@@ -1,9 +1,9 @@
 """Resume an interrupted run from its trajectory.
 
-The sandbox of a killed run is gone, so its state is rebuilt the plain way: the task's setup runs in a
-fresh sandbox and every state-changing tool call the run recorded (main agent and workers) is executed
-again in order. The main agent's history, plan, counters and usage are restored from the same events,
-and the run continues in the same trajectory file, after a `resumed` event.
+The sandbox of a killed run is gone, so its state is rebuilt the plain way: the task's setup runs
+in a fresh sandbox and every state-changing tool call the run recorded (main agent and workers)
+is executed again in order. The main agent's history, plan, counters and usage are restored from
+the same events, and the run continues in the same trajectory file, after a `resumed` event.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ def restore_main_agent(
 ) -> None:
     """Put `agent` (freshly built) and `sandbox` (freshly set up) back where the recorded run was.
 
-    With `since_event_index` (the trajectory position of a milestone whose snapshot `sandbox` started
-    from), only the tool calls recorded after that position are replayed; the history is restored whole.
+    With `since_event_index` (the trajectory position of a milestone whose snapshot `sandbox`
+    started from), only the tool calls recorded after that position are replayed; the history is
+    restored whole.
     """
     indexed = [
         (n, event) for n, event in enumerate(load_events(record.dir)) if event["event"] != "end"

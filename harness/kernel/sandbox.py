@@ -28,7 +28,8 @@ class Sandbox(Protocol):
     def copy_out(self, sandbox_path: str, host_path: Path) -> None: ...
 
     def snapshot(self) -> Snapshot:
-        """Freeze the current state; `open_sandbox(config, snapshot)` starts an independent sandbox from it."""
+        """Freeze the current state; `open_sandbox(config, snapshot)` starts an independent
+        sandbox from it."""
         ...
 
     def persist(self, run_dir: Path, name: str) -> Snapshot:
@@ -50,7 +51,8 @@ class Sandbox(Protocol):
 @dataclass
 class Snapshot:
     """A frozen copy of a sandbox's state that new sandboxes can start from. Whether it still
-    exists, and removing it, need no running sandbox: `sandboxes.snapshot_exists`/`discard_snapshot`."""
+    exists, and removing it, need no running sandbox:
+    `sandboxes.snapshot_exists`/`discard_snapshot`."""
 
     backend: str
     ref: str

@@ -1,8 +1,9 @@
 """API keys and auth headers never reach a run record.
 
-Every key a model is made with (from `--api-key`, the provider's environment variable or an auth-like
-extra header) is remembered here, and everything the run records write passes through `redact`, so
-a key that turns up in an error message, a model's text or a tool result is blanked out as well.
+Every key a model is made with (from `--api-key`, the provider's environment variable or an
+auth-like extra header) is remembered here, and everything the run records write passes through
+`redact`, so a key that turns up in an error message, a model's text or a tool result is blanked
+out as well.
 """
 
 from __future__ import annotations

@@ -67,7 +67,8 @@ class ModelConfig(BaseModel):
         return secrets.redact_headers(headers)
 
     def for_provider(self, provider: str) -> ModelConfig:
-        """These settings as a model of `provider` gets them: endpoint settings stay with their own."""
+        """These settings as a model of `provider` gets them: endpoint settings stay with their
+        own."""
         if self.provider in (None, provider):
             return self
         return self.model_copy(update={"base_url": None, "api_key": None, "extra_headers": {}})
@@ -94,7 +95,8 @@ def make_model(spec: str, config: ModelConfig | None = None) -> Model:
     name = name.strip()
     if not sep or not provider or not name:
         raise StateActError(
-            f"invalid model spec {spec!r}; use PROVIDER/NAME, for example anthropic/claude-sonnet-4-5"
+            f"invalid model spec {spec!r}; use PROVIDER/NAME, for example "
+            "anthropic/claude-sonnet-4-5"
         )
     if provider in ENDPOINT_PROVIDERS:
         config = config.for_provider(provider)

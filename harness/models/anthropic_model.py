@@ -1,8 +1,8 @@
 """Claude through the official `anthropic` SDK: native tool types, prompt caching, retries and cost.
 
-Canonical messages are already Anthropic-shaped, so translation is mostly hygiene (private keys stripped,
-cache breakpoints placed) plus the computer toolset, whose member calls (`left_click` with
-`toolset_name: "computer"`) become canonical `computer` calls with an `action`, and back.
+Canonical messages are already Anthropic-shaped, so translation is mostly hygiene (private keys
+stripped, cache breakpoints placed) plus the computer toolset, whose member calls (`left_click`
+with `toolset_name: "computer"`) become canonical `computer` calls with an `action`, and back.
 """
 
 from __future__ import annotations
@@ -110,7 +110,8 @@ class AnthropicModel:
             default_headers=self.config.extra_headers or None,
         )
 
-    # -- public API ---------------------------------------------------------------------------------
+    # -- public API
+    # ---------------------------------------------------------------------------------
 
     def complete(self, system: str, messages: list[dict], tools: list[ToolSpec]) -> ModelReply:
         params, betas = self.request_params(system, messages, tools)
@@ -148,12 +149,14 @@ class AnthropicModel:
             return None
         return int(result.input_tokens)
 
-    # -- request ------------------------------------------------------------------------------------
+    # -- request
+    # ------------------------------------------------------------------------------------
 
     def request_params(
         self, system: str, messages: list[dict], tools: list[ToolSpec]
     ) -> tuple[dict, list[str]]:
-        """The `messages.create` arguments (without sampling settings) and the beta flags they need."""
+        """The `messages.create` arguments (without sampling settings) and the beta flags they
+        need."""
         wire_tools, betas, toolset_tools = self.wire_tools(tools)
         params: dict[str, Any] = {
             "model": self.name,
@@ -223,7 +226,8 @@ class AnthropicModel:
         return tool
 
     def wire_messages(self, messages: list[dict], toolset_tools: set[str]) -> list[dict]:
-        """Canonical messages as the API takes them, with cache breakpoints on the last two user turns."""
+        """Canonical messages as the API takes them, with cache breakpoints on the last two user
+        turns."""
         toolset_of = self._toolset_calls(messages, toolset_tools)
         wire: list[dict] = []
         for message in messages:
@@ -289,7 +293,8 @@ class AnthropicModel:
             return _wire_inner(block)
         return _clean(block)
 
-    # -- response -----------------------------------------------------------------------------------
+    # -- response
+    # -----------------------------------------------------------------------------------
 
     def parse_response(self, data: dict) -> ModelReply:
         """A `ModelReply` in canonical form from the API's JSON response."""
@@ -320,7 +325,8 @@ class AnthropicModel:
                     }
                 )
             else:
-                # thinking (with its signature), server tool blocks, compaction: kept verbatim to send back
+                # thinking (with its signature), server tool blocks, compaction: kept verbatim to
+                # send back
                 content.append({k: v for k, v in block.items() if v is not None})
         return ModelReply(
             content=content,

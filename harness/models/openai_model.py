@@ -1,8 +1,9 @@
-"""Any OpenAI-compatible chat-completions server (vLLM, Ollama, llama.cpp, OpenAI) through the `openai` SDK.
+"""Any OpenAI-compatible chat-completions server (vLLM, Ollama, llama.cpp, OpenAI) through the
+`openai` SDK.
 
-Canonical (Anthropic-shaped) history is translated on every call: tool calls become `tool_calls`, tool
-results become `role: tool` messages, and images from tool results, which a tool message cannot hold,
-follow in one `user` message.
+Canonical (Anthropic-shaped) history is translated on every call: tool calls become `tool_calls`,
+tool results become `role: tool` messages, and images from tool results, which a tool message
+cannot hold, follow in one `user` message.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOW = 32_768
 INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
-"""Input key of a tool call whose arguments were not a JSON object; the agent answers with a tool error."""
+"""Input key of a tool call whose arguments were not a JSON object; the agent answers with a tool
+error."""
 STOP_REASONS = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -233,7 +235,8 @@ class OpenAIModel:
         )
 
     def usage_from(self, raw: dict) -> Usage:
-        """`Usage` with its cost; cached prompt tokens are counted as cache reads, not fresh input."""
+        """`Usage` with its cost; cached prompt tokens are counted as cache reads, not fresh
+        input."""
         prompt = int(raw.get("prompt_tokens") or 0)
         cached = int((raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
         usage = Usage(

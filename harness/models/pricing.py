@@ -1,8 +1,10 @@
-"""What model calls cost: USD per million tokens, and the arithmetic that turns `Usage` into dollars.
+"""What model calls cost: USD per million tokens, and the arithmetic that turns `Usage` into
+dollars.
 
-The Claude prices below are list prices as best known when this was written (not fetched from anywhere);
-override them with `ModelConfig.prices` when they change. Cache writes cost 1.25x input (5-minute TTL)
-or 2x (1-hour TTL), cache reads 0.1x input. OpenAI-compatible models default to zero (local servers).
+The Claude prices below are list prices as best known when this was written (not fetched from
+anywhere); override them with `ModelConfig.prices` when they change. Cache writes cost 1.25x
+input (5-minute TTL) or 2x (1-hour TTL), cache reads 0.1x input. OpenAI-compatible models default
+to zero (local servers).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ class Prices:
 
 FREE = Prices(0.0, 0.0, 0.0, 0.0)
 
-# (family, minimum version) -> (input, output); the first matching row wins, so newer rows come first.
+# (family, minimum version) -> (input, output); the first matching row wins, so newer rows come
+# first.
 _CLAUDE_PRICES: list[tuple[str, tuple[int, int], tuple[float, float]]] = [
     ("opus", (4, 5), (5.0, 25.0)),
     ("opus", (4, 0), (15.0, 75.0)),
@@ -87,7 +90,8 @@ def claude_prices(model: str) -> Prices:
 
 
 def prices_from_override(override: dict[str, float], base: Prices) -> Prices:
-    """Apply a `{"input", "output", "cache_read", "cache_write"}` override (per million) to `base`."""
+    """Apply a `{"input", "output", "cache_read", "cache_write"}` override (per million) to
+    `base`."""
     unknown = set(override) - {"input", "output", "cache_read", "cache_write"}
     if unknown:
         raise StateActError(

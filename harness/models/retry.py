@@ -1,6 +1,8 @@
-"""One retry policy for every provider: back off on rate limits and overloads, fail fast on bad requests.
+"""One retry policy for every provider: back off on rate limits and overloads, fail fast on bad
+requests.
 
-The SDKs' own retry loops are switched off (`max_retries=0`) so that every wait is ours and shows in the log.
+The SDKs' own retry loops are switched off (`max_retries=0`) so that every wait is ours and shows
+in the log.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ MAX_WAIT_S = 60.0
 
 
 def retry_after_seconds(headers: Any) -> float | None:
-    """The wait a response asks for in `retry-after-ms` or `retry-after` (seconds or an HTTP date)."""
+    """The wait a response asks for in `retry-after-ms` or `retry-after` (seconds or an HTTP
+    date)."""
     if headers is None:
         return None
     millis = headers.get("retry-after-ms")
@@ -69,7 +72,8 @@ def is_retryable_status(status: int) -> bool:
 
 @dataclass
 class Retrier:
-    """Calls a provider function, retrying transient failures with exponential backoff and jitter."""
+    """Calls a provider function, retrying transient failures with exponential backoff and
+    jitter."""
 
     provider: str
     """Name used in messages, such as `Anthropic API`."""
@@ -81,7 +85,8 @@ class Retrier:
     """How to wait; tests replace it to record the waits."""
 
     def call(self, fn: Callable[[], T], status_error: type, connection_error: type) -> T:
-        """Run `fn`, retrying 408/409/429/5xx and connection errors, raising StateActError otherwise."""
+        """Run `fn`, retrying 408/409/429/5xx and connection errors, raising StateActError
+        otherwise."""
         attempt = 0
         while True:
             try:
@@ -105,7 +110,8 @@ class Retrier:
             except connection_error as exc:
                 if attempt >= self.max_retries:
                     raise StateActError(
-                        f"{self.provider} could not be reached after {self.max_retries} retries: {exc}"
+                        f"{self.provider} could not be reached after "
+                        f"{self.max_retries} retries: {exc}"
                     ) from None
                 wait = None
                 reason = f"connection error ({exc})"

@@ -1,8 +1,10 @@
-"""Models that need no provider: a scripted conversation (tests, demos) and a replay of a recorded run.
+"""Models that need no provider: a scripted conversation (tests, demos) and a replay of a
+recorded run.
 
-A script turn is a dict `{"text": str?, "tool_calls": [{"name", "input", "id"?}], "usage": {...}?,
-"stop_reason": str?}` or, in Python, a callable `(system, messages, tools) -> turn dict` that can react
-to earlier tool results. Script files are JSON (a list of turns, or `{"turns": [...]}`) or JSONL.
+A script turn is a dict `{"text": str?, "tool_calls": [{"name", "input", "id"?}], "usage":
+{...}?, "stop_reason": str?}` or, in Python, a callable `(system, messages, tools) -> turn dict`
+that can react to earlier tool results. Script files are JSON (a list of turns, or `{"turns":
+[...]}`) or JSONL.
 """
 
 from __future__ import annotations
@@ -152,7 +154,8 @@ def _extractive_summary(system: str, messages: list[dict]) -> ModelReply:
 class ReplayModel:
     """Returns the assistant turns recorded in `run_dir/trajectory.jsonl`, in order, ids preserved.
 
-    Token counts are the recorded ones (so context management behaves as in the run); the cost is zero.
+    Token counts are the recorded ones (so context management behaves as in the run); the cost is
+    zero.
     """
 
     def __init__(self, run_dir: str | Path, context_window: int = DEFAULT_CONTEXT_WINDOW):

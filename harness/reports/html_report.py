@@ -1,5 +1,6 @@
-"""report.html of a suite: summary figures, inline SVG charts, a sortable task table and the failures
-grouped by reason. No external assets; the only script is the table sorter in `page.SORT_SCRIPT`."""
+"""report.html of a suite: summary figures, inline SVG charts, a sortable task table and the
+failures grouped by reason. No external assets; the only script is the table sorter in
+`page.SORT_SCRIPT`."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def _task_link(result: dict) -> str:
 
 
 def charts(results: list[dict], summary: dict) -> str:
-    """The five charts: score by domain, cost against score, durations, gate against checker, statuses."""
+    """The five charts: score by domain, cost against score, durations, gate against checker,
+    statuses."""
     by_domain = summary.get("by_domain") or {}
     domain_bars = [(name, g.get("mean_score") or 0.0) for name, g in by_domain.items()]
     points = [
@@ -153,12 +155,14 @@ def write_report(suite_dir: Path, results: list[dict], summary: dict) -> Path:
     parts = [
         f"<p>{fmt(summary.get('tasks'))} tasks · model {fmt(summary.get('model'))} · preset "
         f"{fmt(summary.get('preset'))} · success rate {fmt(summary.get('success_rate'))} · mean "
-        f"score {fmt(summary.get('mean_score'))} · total cost {money(summary.get('total_cost_usd'))}"
+        f"score {fmt(summary.get('mean_score'))} · total cost "
+        f"{money(summary.get('total_cost_usd'))}"
         f" · mean cost {money(summary.get('mean_cost_usd'))} per task</p>"
     ]
     if summary.get("unfinished"):
         parts.append(
-            f'<p class="bad">{summary["unfinished"]} task(s) did not finish; rerun with --resume.</p>'
+            f'<p class="bad">{summary["unfinished"]} task(s) did not finish; rerun '
+            "with --resume.</p>"
         )
     parts += [
         charts(results, summary),

@@ -17,7 +17,8 @@ body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:1400px}
 table{border-collapse:collapse;margin:0.5em 0 1.5em}
 th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:left;vertical-align:top}
 th{background:#f0f0f0} td.num{text-align:right;font-variant-numeric:tabular-nums}
-table.sortable th{cursor:pointer;user-select:none} table.sortable th:after{content:" \\2195";color:#999}
+table.sortable th{cursor:pointer;user-select:none}
+table.sortable th:after{content:" \\2195";color:#999}
 .ok{color:#176c2e;font-weight:600} .bad{color:#a31515;font-weight:600} .warn{color:#8a5a00}
 pre{background:#f7f7f7;border:1px solid #e2e2e2;padding:0.5em;white-space:pre-wrap;
 max-height:30em;overflow:auto}

@@ -1,4 +1,5 @@
-"""What a suite's results add up to: pure functions over result dicts (one per task, as in results.jsonl).
+"""What a suite's results add up to: pure functions over result dicts (one per task, as in
+results.jsonl).
 
 A result line is the run's result.json plus what the suite runner knows about the task: `domain`,
 `preset`, `control`, `model`, and the trajectory counts `main_steps` (main-agent tool calls) and
@@ -90,8 +91,8 @@ def gui_use(results: list[dict]) -> dict:
 def gate_confusion(results: list[dict]) -> dict:
     """The finish gate's last decision against the checker's score.
 
-    Only runs the gate actually reviewed count (`gate_rounds` > 0); `gate_passed` is the last round's
-    decision. "Correct" means the checker scored 1.
+    Only runs the gate actually reviewed count (`gate_rounds` > 0); `gate_passed` is the last
+    round's decision. "Correct" means the checker scored 1.
     """
     reviewed = [r for r in results if (r.get("gate_rounds") or 0) > 0]
     accepted = [r for r in reviewed if r.get("gate_passed")]

@@ -77,7 +77,8 @@ def _axes(x_label: str, y_label: str, x_end: float, y_end: float) -> str:
         f'<line x1="{left}" y1="{bottom}" x2="{left}" y2="{top}" stroke="#888"/>'
         f'<text x="{left}" y="{bottom + 14}">0</text>'
         f'<text x="{right}" y="{bottom + 14}" text-anchor="end">{_tick(x_end)}</text>'
-        f'<text x="{(left + right) / 2}" y="{bottom + 30}" text-anchor="middle">{esc(x_label)}</text>'
+        f'<text x="{(left + right) / 2}" y="{bottom + 30}" '
+        f'text-anchor="middle">{esc(x_label)}</text>'
         f'<text x="{left - 4}" y="{top + 8}" text-anchor="end">{_tick(y_end)}</text>'
         f'<text x="{left - 4}" y="{bottom}" text-anchor="end">0</text>'
         f'<text x="12" y="{(top + bottom) / 2}" transform="rotate(-90 12 {(top + bottom) / 2})" '
@@ -88,7 +89,8 @@ def _axes(x_label: str, y_label: str, x_end: float, y_end: float) -> str:
 def scatter(
     points: list[tuple[str, float, float, bool]], x_label: str, y_label: str, label: str
 ) -> str:
-    """One dot per (name, x, y, succeeded); failures in red. The y axis runs from 0 to 1 (scores)."""
+    """One dot per (name, x, y, succeeded); failures in red. The y axis runs from 0 to 1
+    (scores)."""
     left, bottom = MARGIN_LEFT - 70, HEIGHT - MARGIN_BOTTOM
     span_x, span_y = WIDTH - MARGIN_RIGHT - left, bottom - MARGIN_TOP
     x_end = _nice_max(max((p[1] for p in points), default=0.0))

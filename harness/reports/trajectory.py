@@ -107,7 +107,10 @@ def _event_html(event: dict, span: tuple[float, float, float] | None) -> str:
     kind, agent = event.get("event"), str(event.get("agent", ""))
     css = "turn gate" if agent.startswith("gate") else "turn"
     if kind == "task":
-        return f'<div class="{css}"><h3>{esc(agent)}: task</h3>{_blocks_html(event.get("content"))}</div>'
+        return (
+            f'<div class="{css}"><h3>{esc(agent)}: '
+            f"task</h3>{_blocks_html(event.get('content'))}</div>"
+        )
     if kind == "model_turn":
         timing = f" · {span[1]:.1f} s · ${span[2]:.4f}" if span else ""
         return (

@@ -1,1 +1,2 @@
-"""What one run is made of: its configuration (`config`) and the context its parts share (`context`)."""
+"""What one run is made of: its configuration (`config`) and the context its parts share
+(`context`)."""

@@ -45,7 +45,8 @@ class TaskStateConfig(BaseModel):
     enabled: bool = False
     """Keep a task state (one tool-less model call at start); `andor` and `lstc` use it when on."""
     milestones: bool = True
-    """Snapshot the sandbox whenever a requirement turns VERIFIED, so `--resume` starts from there."""
+    """Snapshot the sandbox whenever a requirement turns VERIFIED, so `--resume` starts from
+    there."""
     boundary_checks: bool = True
     """Re-run the requirements' stored probes when a subagent or action node returns."""
 
@@ -78,7 +79,8 @@ class AndOrConfig(BaseModel):
     worker_turns: int = 30
     """Model turns of one action node's worker."""
     tree_updates: bool = True
-    """Ask the model after each succeeded action whether pending nodes should be pruned or refined."""
+    """Ask the model after each succeeded action whether pending nodes should be pruned or
+    refined."""
     track_candidates: bool = True
     """Summarize each action's observations into a candidate table checked against the task's
     constraints; the root may not finish while fewer candidates than needed meet them."""

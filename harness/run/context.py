@@ -14,8 +14,9 @@ from harness.run.config import RunConfig
 
 @dataclass
 class RunContext:
-    """The task, its models and sandbox, the run record, the shared counters and the outcome: the one
-    object a run's parts are handed (the main agent, `delegate`, the gate, the control modes)."""
+    """The task, its models and sandbox, the run record, the shared counters and the outcome: the
+    one object a run's parts are handed (the main agent, `delegate`, the gate, the control
+    modes)."""
 
     config: RunConfig
     """The run's configuration."""
@@ -42,5 +43,6 @@ class RunContext:
 
     @property
     def since_event_index(self) -> int | None:
-        """Where a resumed run's replay starts: after the milestone its sandbox was restored from."""
+        """Where a resumed run's replay starts: after the milestone its sandbox was restored
+        from."""
         return self.milestone["event_index"] if self.milestone else None

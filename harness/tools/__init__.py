@@ -1,4 +1,5 @@
-"""The main agent's tools: each a small class that turns a model's call into toolbox calls in the sandbox."""
+"""The main agent's tools: each a small class that turns a model's call into toolbox calls in the
+sandbox."""
 
 from .bash import BashTool
 from .editor import EditorTool

@@ -1,4 +1,5 @@
-"""`str_replace_based_edit_tool`: view, create and edit files in the sandbox (Anthropic's editor)."""
+"""`str_replace_based_edit_tool`: view, create and edit files in the sandbox (Anthropic's
+editor)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ class EditorTool:
             description=(
                 "View files and directories (read-only)."
                 if read_only
-                else "View, create and edit text files. `view` shows numbered lines (or a directory listing); "
+                else "View, create and edit text files. `view` shows numbered lines (or a "
+                "directory listing); "
                 "`create` writes a new file; `str_replace` replaces text that occurs exactly once; "
-                "`insert` adds text after a line; `undo_edit` reverts the last edit. Paths are absolute."
+                "`insert` adds text after a line; `undo_edit` reverts the last edit. "
+                "Paths are absolute."
             ),
             input_schema={
                 "type": "object",
@@ -39,14 +42,16 @@ class EditorTool:
                 },
                 "required": ["command", "path"],
             },
-            # The native editor cannot be limited to `view`, so the gate's read-only editor is a plain tool.
+            # The native editor cannot be limited to `view`, so the gate's read-only editor is a
+            # plain tool.
             native_type=None if read_only else "text_editor_20250728",
         )
 
     def __call__(self, command: str, path: str, **params) -> ToolResult:
         if command not in self.commands:
             return ToolResult(
-                error=f"The command {command!r} is not available here; use one of: {', '.join(self.commands)}."
+                error=f"The command {command!r} is not available here; use one of: "
+                f"{', '.join(self.commands)}."
             )
         result = self.sandbox.call("editor.run", command=command, path=path, **params)
         return ToolResult(output=result["output"])

@@ -12,8 +12,8 @@ MIN_STEPS_BEFORE_FINISH = 3
 class FinishTool:
     """Refuses early finishes; otherwise asks `review` (the finish gate) and ends or reports gaps.
 
-    `review(summary)` returns None when the finish is accepted, or the gate's rejection text; it raises
-    `Finished` itself when the run must end anyway (rejection rounds used up).
+    `review(summary)` returns None when the finish is accepted, or the gate's rejection text; it
+    raises `Finished` itself when the run must end anyway (rejection rounds used up).
     """
 
     name = "finish"
@@ -28,9 +28,12 @@ class FinishTool:
         return ToolSpec(
             name=self.name,
             description=(
-                "Declare the task complete once the deliverable is saved where the instruction says. "
-                "An independent checker then re-reads the saved state; if it finds gaps you get them "
-                "back and continue. Set `infeasible: true` only when the task cannot be done at all."
+                "Declare the task complete once the deliverable is saved where the "
+                "instruction says. "
+                "An independent checker then re-reads the saved state; if it finds "
+                "gaps you get them "
+                "back and continue. Set `infeasible: true` only when the task cannot "
+                "be done at all."
             ),
             input_schema={
                 "type": "object",
@@ -49,7 +52,8 @@ class FinishTool:
         steps = self.steps_taken()
         if steps < MIN_STEPS_BEFORE_FINISH:
             raise ToolError(
-                f"finish is refused: only {steps} non-finish step(s) so far; inspect and verify the "
+                f"finish is refused: only {steps} non-finish step(s) so far; inspect "
+                "and verify the "
                 f"saved state first (at least {MIN_STEPS_BEFORE_FINISH} steps)."
             )
         if infeasible:

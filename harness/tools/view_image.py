@@ -1,4 +1,5 @@
-"""`view_image`: look at an image file in the sandbox (read-only), scaled to a model-friendly size."""
+"""`view_image`: look at an image file in the sandbox (read-only), scaled to a model-friendly
+size."""
 
 from __future__ import annotations
 

@@ -45,7 +45,8 @@ Log = Callable[[str], None]
 
 
 def definitions_dir(override: Path | str | None = None) -> Path:
-    """Where the image definitions live: the argument, `$STATEACT_IMAGES_DIR`, or beside this file."""
+    """Where the image definitions live: the argument, `$STATEACT_IMAGES_DIR`, or beside this
+    file."""
     chosen = override or os.environ.get(DEFINITIONS_ENV) or Path(__file__).parent
     path = Path(chosen)
     if not path.is_dir():
@@ -54,7 +55,8 @@ def definitions_dir(override: Path | str | None = None) -> Path:
 
 
 def cache_dir() -> Path:
-    """`$XDG_CACHE_HOME/stateact` (default `~/.cache/stateact`), holding rootfs tarballs and wheels."""
+    """`$XDG_CACHE_HOME/stateact` (default `~/.cache/stateact`), holding rootfs tarballs and
+    wheels."""
     root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     path = Path(root) / "stateact"
     path.mkdir(parents=True, exist_ok=True)
@@ -130,7 +132,8 @@ def _hash_parts(parts: Iterable[bytes]) -> str:
 
 
 def input_hash(name: str, definitions: Path | str | None = None) -> str:
-    """A 12-digit hash of everything that goes into image `name` (files, suite, mirror, base tag)."""
+    """A 12-digit hash of everything that goes into image `name` (files, suite, mirror, base
+    tag)."""
     _check_name(name)
     root = definitions_dir(definitions)
     image_dir = root / name

@@ -1,4 +1,5 @@
-"""A persistent bash session on a pty, with exact completion detection, exit code and cwd per command.
+"""A persistent bash session on a pty, with exact completion detection, exit code and cwd per
+command.
 
 How a command runs: its text is written to a private file and the shell gets ONE short line that
 prints a start marker, reads the file with the `read` builtin and `eval`s it. After every command
@@ -240,7 +241,8 @@ class BashSession:
         return BashResult(note + output + message, status, self.cwd, False, cut)
 
     def _after_timeout(self, collector: BoundedOutput, timeout: float, note: str) -> BashResult:
-        """Interrupt the running command, escalating until the shell answers again, and report it."""
+        """Interrupt the running command, escalating until the shell answers again, and report
+        it."""
         how = self._interrupt_until_prompt(collector)
         output, cut = collector.finish()
         # Worded as Anthropic's reference bash tool words it, then what happened instead of
@@ -307,7 +309,8 @@ class BashSession:
             window += data
 
     def _read_until_end(self, collector: BoundedOutput, deadline: float) -> tuple[int, str] | None:
-        """Feed output to `collector` until the end sentinel; returns (exit code, cwd) or None on timeout."""
+        """Feed output to `collector` until the end sentinel; returns (exit code, cwd) or None on
+        timeout."""
         pending, self._leftover = self._leftover, b""
         keep = len(self._end_prefix) - 1
         while True:

@@ -78,7 +78,8 @@ def stat_file(path: str) -> dict:
 
 
 def changed_files(since: float, roots: list[str], limit: int, skip: tuple[str, ...] = ()) -> dict:
-    """Regular files under `roots` modified after `since`, newest first; caches and `skip` dirs excluded."""
+    """Regular files under `roots` modified after `since`, newest first; caches and `skip` dirs
+    excluded."""
     found: dict[str, tuple[float, int]] = {}
     for root in roots:
         _absolute(root)

@@ -1,4 +1,5 @@
-"""Turning raw process output into text a model can read, keeping memory bounded for huge outputs."""
+"""Turning raw process output into text a model can read, keeping memory bounded for huge
+outputs."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def _incomplete_suffix_start(text: str) -> int:
 class BoundedOutput:
     """Collects a stream of output chunks, keeping only the head and tail of at most `max_chars`.
 
-    Everything in between is counted, not stored, so 10 MB of output costs no more memory than 30 kB.
+    Everything in between is counted, not stored, so 10 MB of output costs no more memory than 30
+    kB.
     """
 
     def __init__(self, max_chars: int):
@@ -68,7 +70,8 @@ class BoundedOutput:
                 self._tail = self._tail[-self._tail_limit :]
 
     def finish(self) -> tuple[str, int]:
-        """The collected text (cut in the middle with a note if too long) and how many chars were cut."""
+        """The collected text (cut in the middle with a note if too long) and how many chars were
+        cut."""
         self._add(clean_terminal_text(self._carry + self._decoder.decode(b"", final=True)))
         self._carry = ""
         head = "".join(self._head)

@@ -1,8 +1,9 @@
 """The program inside the persistent Python interpreter (run with `python3 -u -c <this source>`).
 
-It reads cell requests as JSON lines from the fd given in argv[1] and writes one JSON result line per
-cell to the fd in argv[2]; the cell's own stdout and stderr are the interpreter's, which the toolbox
-reads through a pipe. It must stay importable on its own: nothing from the toolbox package.
+It reads cell requests as JSON lines from the fd given in argv[1] and writes one JSON result line
+per cell to the fd in argv[2]; the cell's own stdout and stderr are the interpreter's, which the
+toolbox reads through a pipe. It must stay importable on its own: nothing from the toolbox
+package.
 """
 
 import ast

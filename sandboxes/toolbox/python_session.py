@@ -28,7 +28,8 @@ class PythonSession:
     """One interpreter; `run` executes a cell in its globals and returns output and traceback."""
 
     def __init__(self, observer: bool = False):
-        # An observer's interpreter runs isolated (-I): no cwd, script folder or user site on sys.path.
+        # An observer's interpreter runs isolated (-I): no cwd, script folder or user site on
+        # sys.path.
         self.observer = observer
         self.process: subprocess.Popen | None = None
         self._pending_note = ""
@@ -102,7 +103,8 @@ class PythonSession:
             return self._died(collector, note)
         if reply is not None:
             return self._result(note, collector, reply.get("error"), False, "")
-        # Timed out: KeyboardInterrupt in the cell keeps the variables; a cell ignoring it costs them.
+        # Timed out: KeyboardInterrupt in the cell keeps the variables; a cell ignoring it costs
+        # them.
         os.kill(self.process.pid, signal.SIGINT)
         reply = self._collect(collector, time.monotonic() + INTERRUPT_GRACE_S)
         if reply == "exited":
@@ -114,7 +116,8 @@ class PythonSession:
             return self._result(note, collector, reply.get("error"), True, message)
         self.restart()
         message = (
-            f"[cell timed out after {timeout:g} s and did not stop within {INTERRUPT_GRACE_S:g} s of "
+            f"[cell timed out after {timeout:g} s and did not stop within "
+            f"{INTERRUPT_GRACE_S:g} s of "
             "an interrupt; the interpreter was restarted and earlier variables are gone]"
         )
         return self._result(note, collector, None, True, message)
@@ -158,7 +161,8 @@ class PythonSession:
                 self._result_buffer += data
                 if b"\n" in self._result_buffer:
                     line, _, self._result_buffer = self._result_buffer.partition(b"\n")
-                    # The driver flushed before answering, so all of the cell's output is in the pipe.
+                    # The driver flushed before answering, so all of the cell's output is in the
+                    # pipe.
                     self._drain(out_fd, collector)
                     return json.loads(line)
 

@@ -1,10 +1,10 @@
 """The toolbox server: one JSON request per line on stdin, one JSON response per line on stdout.
 
-Request  {"id": int, "method": str, "params": {...}}
-Response {"id": int, "result": {...}} or {"id": int|null, "error": {"type": T, "message": str}}
-with T one of ToolError (the model can fix it), BadRequest (malformed request) or Internal (a bug;
-its traceback goes to stderr). On start the server prints {"ready": true, "pid": ..., "python": ...}.
-Requests run one at a time, in order; EOF on stdin stops all sessions and exits 0.
+Request  {"id": int, "method": str, "params": {...}} Response {"id": int, "result": {...}} or
+{"id": int|null, "error": {"type": T, "message": str}} with T one of ToolError (the model can fix
+it), BadRequest (malformed request) or Internal (a bug; its traceback goes to stderr). On start
+the server prints {"ready": true, "pid": ..., "python": ...}. Requests run one at a time, in
+order; EOF on stdin stops all sessions and exits 0.
 
 Sessions come in two flavours: the agent's (its normal environment) and the observer's (`observer:
 true` on bash.*/python.*, or every session of a toolbox started with `--observer`), isolated from

@@ -1,4 +1,5 @@
-"""Application-state metrics: Thunderbird prefs and filters, VS Code config and extensions, archives.
+"""Application-state metrics: Thunderbird prefs and filters, VS Code config and extensions,
+archives.
 
 Conventions as elsewhere: a missing result file scores 0.0, a malformed rule raises StateActError.
 """

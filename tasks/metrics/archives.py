@@ -44,7 +44,8 @@ def compare_archive(
         return 0.0
     if file_type not in MEMBER_METRICS:
         raise StateActError(
-            f"compare_archive has no file_type {file_type!r}; choose one of {sorted(MEMBER_METRICS)}"
+            f"compare_archive has no file_type {file_type!r}; choose one of "
+            f"{sorted(MEMBER_METRICS)}"
         )
     compare = METRICS[MEMBER_METRICS[file_type]]
     with tempfile.TemporaryDirectory(prefix="stateact-archive-") as scratch:

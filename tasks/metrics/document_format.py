@@ -1,7 +1,9 @@
-"""Writer metrics about character and paragraph formatting (fonts, spacing, scripts, highlights, colours).
+"""Writer metrics about character and paragraph formatting (fonts, spacing, scripts, highlights,
+colours).
 
-Each follows OSWorld's function of the same name (desktop_env/evaluators/metrics/docs.py); oddities kept for
-comparable scores are listed in docs/osworld-fidelity.md. Conventions as in `tasks.metrics.documents`.
+Each follows OSWorld's function of the same name (desktop_env/evaluators/metrics/docs.py);
+oddities kept for comparable scores are listed in docs/osworld-fidelity.md. Conventions as in
+`tasks.metrics.documents`.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ def compare_line_spacing(file1: str, file2: str) -> float:
 
 
 def paired_runs(file1: str, file2: str):
-    """Runs of the two documents paired by paragraph and position (zip: the shorter side decides)."""
+    """Runs of the two documents paired by paragraph and position (zip: the shorter side
+    decides)."""
     for para1, para2 in zip(open_docx(file1).paragraphs, open_docx(file2).paragraphs, strict=False):
         yield from zip(para1.runs, para2.runs, strict=False)
 
@@ -69,7 +72,8 @@ def check_italic_font_size_14(file1: str, file2: str) -> float:
 
 @file_metric("evaluate_strike_through_last_paragraph", files=2)
 def evaluate_strike_through_last_paragraph(file1: str, file2: str) -> float:
-    """Same text, and every run of the last paragraph (empty or not) is struck through (single strike)."""
+    """Same text, and every run of the last paragraph (empty or not) is struck through (single
+    strike)."""
     if not texts_equal(file1, file2):
         return 0.0
     paragraphs = open_docx(file1).paragraphs
@@ -88,7 +92,8 @@ def is_first_line_centered(file: str) -> float:
 
 
 def highlighted_texts(path: str) -> set[str]:
-    """The first w:t text of every run (anywhere in document.xml) with a highlight other than none."""
+    """The first w:t text of every run (anywhere in document.xml) with a highlight other than
+    none."""
     w = f"{{{W_NS}}}"
     try:
         with zipfile.ZipFile(path) as archive:
@@ -133,7 +138,8 @@ def check_highlighted_words(file1: str, file2: str) -> float:
     return 1.0
 
 
-# --- colour difference (CIEDE2000 on CIELAB, D65), as scikit-image computes it ----------------------------
+# --- colour difference (CIEDE2000 on CIELAB, D65), as scikit-image computes it
+# ----------------------------
 
 D65 = np.array([0.95047, 1.0, 1.08883])
 SRGB_TO_XYZ = np.array(
@@ -194,8 +200,8 @@ def delta_e_2000(lab1: np.ndarray, lab2: np.ndarray) -> float:
 def evaluate_colored_words_in_tables(
     file1: str, file2: str, threshold: float = 3.5, **_ignored
 ) -> float:
-    """Same text, and in the tables every run starting with a vowel is red, every other run blue (within
-    CIEDE2000 `threshold`); a run without an explicit colour fails."""
+    """Same text, and in the tables every run starting with a vowel is red, every other run blue
+    (within CIEDE2000 `threshold`); a run without an explicit colour fails."""
     if not texts_equal(file1, file2):
         return 0.0
     red, blue = rgb_to_lab((255, 0, 0)), rgb_to_lab((0, 0, 255))

@@ -1,8 +1,8 @@
-"""Writer metrics about document structure (tables, images, breaks, footers, tab stops, equations) and the
-LibreOffice settings checks that read `registrymodifications.xcu`.
+"""Writer metrics about document structure (tables, images, breaks, footers, tab stops,
+equations) and the LibreOffice settings checks that read `registrymodifications.xcu`.
 
-Same conventions as `tasks.metrics.documents`, which imports this module so its metrics get registered:
-missing or unreadable files score 0.0 with a logged reason.
+Same conventions as `tasks.metrics.documents`, which imports this module so its metrics get
+registered: missing or unreadable files score 0.0 with a logged reason.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from tasks.metrics.documents import (
 
 @file_metric("compare_docx_tables", files=2)
 def compare_docx_tables(file1: str, file2: str) -> float:
-    """Same number of tables, each with the same rows and columns and the same stripped cell texts."""
+    """Same number of tables, each with the same rows and columns and the same stripped cell
+    texts."""
     tables1, tables2 = open_docx(file1).tables, open_docx(file2).tables
     if len(tables1) != len(tables2):
         return 0.0
@@ -41,7 +42,8 @@ def compare_docx_tables(file1: str, file2: str) -> float:
 
 
 def docx_images(path: str) -> list[bytes]:
-    """The decoded pixels of every image the main document part relates to, in relationship order."""
+    """The decoded pixels of every image the main document part relates to, in relationship
+    order."""
     images = []
     for rel in open_docx(path).part.rels.values():
         if "image" in rel.reltype:
@@ -60,7 +62,8 @@ def compare_docx_images(file1: str, file2: str) -> float:
 
 @file_metric("compare_insert_equation", files=2)
 def compare_insert_equation(file1: str, file2: str) -> float:
-    """Same text, and some pair of runs (same paragraph and position) both hold an OLE object (w:object)."""
+    """Same text, and some pair of runs (same paragraph and position) both hold an OLE object
+    (w:object)."""
     if not texts_equal(file1, file2):
         return 0.0
     for para1, para2 in zip(open_docx(file1).paragraphs, open_docx(file2).paragraphs, strict=False):
@@ -72,8 +75,8 @@ def compare_insert_equation(file1: str, file2: str) -> float:
 
 @file_metric("contains_page_break")
 def contains_page_break(file: str, rules: dict) -> float:
-    """Some page break (w:br type=page inside a body paragraph's runs); with `page_break_count`, exactly
-    that many."""
+    """Some page break (w:br type=page inside a body paragraph's runs); with `page_break_count`,
+    exactly that many."""
     w_type = f"{{{W_NS}}}type"
     count = sum(
         1
@@ -90,7 +93,8 @@ def contains_page_break(file: str, rules: dict) -> float:
 
 @file_metric("has_page_numbers_in_footers")
 def has_page_numbers_in_footers(file: str) -> float:
-    """The first footer paragraph of every section holds a digit (OSWorld's proxy for a page number)."""
+    """The first footer paragraph of every section holds a digit (OSWorld's proxy for a page
+    number)."""
     for section in open_docx(file).sections:
         paragraphs = section.footer.paragraphs
         text = paragraphs[0].text if paragraphs else ""
@@ -119,9 +123,9 @@ def check_tabstops(
     index: int = 0,
     **_ignored,
 ) -> float:
-    """Non-empty paragraphs pair up with the same tab stop alignments; the score loses the positions'
-    distance as a share of the text width. `word_number_split_by_tabstop`: each result paragraph's
-    tab-separated piece `index` has that many words."""
+    """Non-empty paragraphs pair up with the same tab stop alignments; the score loses the
+    positions' distance as a share of the text width. `word_number_split_by_tabstop`: each result
+    paragraph's tab-separated piece `index` has that many words."""
     document1, document2 = open_docx(file1), open_docx(file2)
     para1 = [p for p in document1.paragraphs if p.text.strip()]
     para2 = [p for p in document2.paragraphs if p.text.strip()]
@@ -153,13 +157,15 @@ def check_tabstops(
     return 1 - lost / len(para1)
 
 
-# --- LibreOffice settings (registrymodifications.xcu) ------------------------------------------------------
+# --- LibreOffice settings (registrymodifications.xcu)
+# ------------------------------------------------------
 
 OOR = "http://openoffice.org/2001/registry"
 
 
 def xcu_value(path: str, item_path: str, prop: str) -> str | None:
-    """The value LibreOffice stored for `prop` under `item_path`, or None when it keeps the default."""
+    """The value LibreOffice stored for `prop` under `item_path`, or None when it keeps the
+    default."""
     for item in load_xml(path).getroot().iter("item"):
         if item.get(f"{{{OOR}}}path") != item_path:
             continue
@@ -181,7 +187,8 @@ def find_default_font(file: str, rules: dict) -> float:
 
 @file_metric("check_presenter_console_disable")
 def check_presenter_console_disable(file: str) -> float:
-    """Impress's presenter console is switched off (the first such setting reads false, any case)."""
+    """Impress's presenter console is switched off (the first such setting reads false, any
+    case)."""
     for item in load_xml(file).getroot().iter("item"):
         if item.get(f"{{{OOR}}}path") != "/org.openoffice.Office.Impress/Misc/Start":
             continue

@@ -1,12 +1,13 @@
-"""Writer metrics: OSWorld's text checks over .docx/.odt files, and the shared plumbing of the document
-metrics. Each follows OSWorld's own function (desktop_env/evaluators/metrics/docs.py) so verdicts agree;
-its oddities are listed in docs/osworld-fidelity.md.
+"""Writer metrics: OSWorld's text checks over .docx/.odt files, and the shared plumbing of the
+document metrics. Each follows OSWorld's own function (desktop_env/evaluators/metrics/docs.py) so
+verdicts agree; its oddities are listed in docs/osworld-fidelity.md.
 
-Every metric here (and in `slides.py`, `pdfs.py`) takes the getter outputs first — file paths as `str`, or
-None when the getter found no file — then the task's `options` as keyword arguments, and returns a float in
-[0, 1]. Unreadable input never raises: a missing path, or a file that is not a valid document of the expected
-kind, scores 0.0 and the reason is logged on the `tasks.metrics` logger (a wrong or corrupt output file is a
-failed task, not an evaluator error). Programming errors and malformed task options still raise.
+Every metric here (and in `slides.py`, `pdfs.py`) takes the getter outputs first — file paths as
+`str`, or None when the getter found no file — then the task's `options` as keyword arguments,
+and returns a float in [0, 1]. Unreadable input never raises: a missing path, or a file that is
+not a valid document of the expected kind, scores 0.0 and the reason is logged on the
+`tasks.metrics` logger (a wrong or corrupt output file is a failed task, not an evaluator error).
+Programming errors and malformed task options still raise.
 """
 
 from __future__ import annotations
@@ -103,7 +104,8 @@ def load_xml(path: str) -> etree._ElementTree:
 
 
 def color_matches(rgb: tuple[int, int, int] | str | None, name: str) -> bool:
-    """Whether an RGB colour (tuple or 'RRGGBB') reads as the plain colour `name` (red, blue, ...)."""
+    """Whether an RGB colour (tuple or 'RRGGBB') reads as the plain colour `name` (red, blue,
+    ...)."""
     if rgb is None:
         return False
     if isinstance(rgb, str):
@@ -134,7 +136,8 @@ def ratio(a: str, b: str) -> float:
     return 1.0 if a == b else fuzz.ratio(a, b) / 100
 
 
-# --- reading Writer files ---------------------------------------------------------------------------------
+# --- reading Writer files
+# ---------------------------------------------------------------------------------
 
 
 def open_docx(path: str):
@@ -142,8 +145,9 @@ def open_docx(path: str):
 
 
 def odt_paragraphs(path: str) -> list[str]:
-    """OSWorld's reading of an .odt: every text:p (headings are not), its own text nodes and the text nodes
-    directly inside its text:span children; spaces (text:s), tabs and line breaks are dropped."""
+    """OSWorld's reading of an .odt: every text:p (headings are not), its own text nodes and the
+    text nodes directly inside its text:span children; spaces (text:s), tabs and line breaks are
+    dropped."""
     from odf import opendocument
     from odf.text import P
 
@@ -168,7 +172,8 @@ def paragraph_texts(path: str) -> list[str]:
 
 
 def body_text(texts: Iterable[str]) -> str:
-    """Paragraphs joined, with every run of whitespace (line breaks included) collapsed to one space."""
+    """Paragraphs joined, with every run of whitespace (line breaks included) collapsed to one
+    space."""
     return re.sub(r"\s+", " ", "\n".join(texts)).strip()
 
 
@@ -177,7 +182,8 @@ def texts_equal(path1: str, path2: str) -> bool:
     return compare_docx_files(path1, path2) == 1.0
 
 
-# --- text comparison ---------------------------------------------------------------------------------------
+# --- text comparison
+# ---------------------------------------------------------------------------------------
 
 
 def both_of_kind(file1: str, file2: str, *kinds: str) -> str | None:
@@ -200,9 +206,10 @@ def compare_docx_files(
     delete_empty_lines: bool = False,
     **_ignored,
 ) -> float:
-    """Paragraph text of two Writer files (both .docx or both .odt). With `ignore_blanks` (the default) the
-    whole texts are compared with whitespace collapsed; `content_only`/`fuzzy_match` give their similarity.
-    Without it paragraphs are compared pairwise (`fuzzy_match`: their mean similarity)."""
+    """Paragraph text of two Writer files (both .docx or both .odt). With `ignore_blanks` (the
+    default) the whole texts are compared with whitespace collapsed; `content_only`/`fuzzy_match`
+    give their similarity. Without it paragraphs are compared pairwise (`fuzzy_match`: their mean
+    similarity)."""
     if not both_of_kind(file1, file2, ".docx", ".odt"):
         logger.info(
             "compare_docx_files scores 0: %s and %s are not both .docx or .odt", file1, file2
@@ -233,8 +240,8 @@ def compare_docx_files(
 def compare_docx_files_and_ignore_new_lines(
     file1: str, file2: str, ignore_blanks: bool = True, **_ignored
 ) -> float:
-    """.docx texts without their empty paragraphs: collapsed whitespace equal, or (no `ignore_blanks`)
-    the same paragraphs."""
+    """.docx texts without their empty paragraphs: collapsed whitespace equal, or (no
+    `ignore_blanks`) the same paragraphs."""
     if not both_of_kind(file1, file2, ".docx"):
         return 0.0
     first, second = [[t for t in paragraph_texts(path) if t != ""] for path in (file1, file2)]
@@ -282,8 +289,9 @@ def train_lines(path: str) -> tuple[list[str], list[str]]:
 
 @metric("compare_unique_train_records")
 def compare_unique_train_records(processed: str | None, expected, **_ignored) -> float:
-    """Duplicated trains removed: `expected` is [gold, initial]; every kept line comes from the initial
-    file, train ids are unique and the gold's, and there are as many lines as in the gold."""
+    """Duplicated trains removed: `expected` is [gold, initial]; every kept line comes from the
+    initial file, train ids are unique and the gold's, and there are as many lines as in the
+    gold."""
     if not processed or not isinstance(expected, list) or len(expected) < 2:
         return 0.0
     gold, initial = expected[0], expected[1]
@@ -306,7 +314,8 @@ def compare_unique_train_records(processed: str | None, expected, **_ignored) ->
 
 @file_metric("fuzzy_place_math")
 def fuzzy_place_math(file: str, rules: dict) -> float:
-    """Exactly three words in the .docx; the mean of each word's best similarity to an expected answer."""
+    """Exactly three words in the .docx; the mean of each word's best similarity to an expected
+    answer."""
     words = [w for p in open_docx(file).paragraphs for w in p.text.split()]
     if len(words) != 3:
         return 0.0

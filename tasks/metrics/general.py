@@ -1,7 +1,7 @@
 """General OSWorld metrics: strings, lists, JSON, CSV records and text files.
 
-Each metric returns a float in [0, 1]; a missing result (None) scores 0. `compare_with_method` is the
-method vocabulary (`eq`, `approx:0.1`, `re.I`, ...) shared with the spreadsheet metrics.
+Each metric returns a float in [0, 1]; a missing result (None) scores 0. `compare_with_method` is
+the method vocabulary (`eq`, `approx:0.1`, `re.I`, ...) shared with the spreadsheet metrics.
 """
 
 from __future__ import annotations
@@ -100,7 +100,8 @@ def exact_match(result: Any, rules: dict, **_: Any) -> float:
 
 @metric("literal_match")
 def literal_match(result: Any, expected: Any, **options: Any) -> float:
-    """`str` (default): equal as strings; `list`: both lists or tuples, equal item by item as strings."""
+    """`str` (default): equal as strings; `list`: both lists or tuples, equal item by item as
+    strings."""
     kind, ignore_case = options.get("type", "str"), options.get("ignore_case", False)
     fold = (lambda x: str(x).lower()) if ignore_case else str
     if kind == "str":
@@ -154,7 +155,8 @@ def check_list(result: str | None, rules: dict, **_: Any) -> float:
 
 
 def record_matches(row: dict, wanted: dict) -> bool:
-    """Every wanted key is in the row with an equal value (CSV values are strings: 30 is not "30")."""
+    """Every wanted key is in the row with an equal value (CSV values are strings: 30 is not
+    "30")."""
     return all(key in row and row[key] == value for key, value in wanted.items())
 
 
@@ -184,8 +186,9 @@ def dig(data: Any, keys: list) -> tuple[bool, Any]:
 
 @metric("check_json")
 def check_json(result: str | None, rules: dict, is_yaml: bool = False, **_: Any) -> float:
-    """`expect` entries ({key path, method, ref}) hold in the JSON (or YAML) file; `unexpect` ones do
-    not (a missing key reads as None there). Any error in a rule scores 0, as in OSWorld."""
+    """`expect` entries ({key path, method, ref}) hold in the JSON (or YAML) file; `unexpect`
+    ones do not (a missing key reads as None there). Any error in a rule scores 0, as in
+    OSWorld."""
     text = read_text(result)
     if text is None:
         return 0.0
@@ -237,9 +240,9 @@ def expected_values_found(result: dict, expected: dict) -> bool:
 
 @metric("check_direct_json_object")
 def check_direct_json_object(result: Any, rules: dict, **_: Any) -> float:
-    """Each expected key has the expected value (the result may be a JSON string, single quotes read as
-    double). `ignore_list_order` inside `expected` sorts the lists; with `expect_in_result` see
-    `expected_values_found`. Any error scores 0."""
+    """Each expected key has the expected value (the result may be a JSON string, single quotes
+    read as double). `ignore_list_order` inside `expected` sorts the lists; with
+    `expect_in_result` see `expected_values_found`. Any error scores 0."""
     try:
         if isinstance(result, str):
             result = json.loads(result.strip().replace("'", '"'))
@@ -278,7 +281,8 @@ def check_json_settings(result: str | None, rules: dict, **_: Any) -> float:
 
 @metric("check_json_keybindings")
 def check_json_keybindings(result: str | None, rules: dict, **_: Any) -> float:
-    """The expected binding is one of the entries of a VS Code keybindings.json (comments allowed)."""
+    """The expected binding is one of the entries of a VS Code keybindings.json (comments
+    allowed)."""
     text = read_text(result)
     if text is None:
         return 0.0
@@ -354,5 +358,6 @@ def run_sqlite3(result: str | None, rules: dict, **_: Any) -> float:
 
 @metric("infeasible")
 def infeasible(*_: Any, **__: Any) -> float:
-    """Never called for scoring: `evaluate` scores infeasible tasks from the agent's final action."""
+    """Never called for scoring: `evaluate` scores infeasible tasks from the agent's final
+    action."""
     return 0.0

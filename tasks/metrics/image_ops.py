@@ -20,7 +20,8 @@ C2 = (0.03 * 255) ** 2
 
 
 def open_image(path: str | None, role: str) -> Image.Image | None:
-    """The image at `path` fully loaded; None when there is no such file, StateActError when unreadable."""
+    """The image at `path` fully loaded; None when there is no such file, StateActError when
+    unreadable."""
     if path is None or not Path(path).is_file():
         return None
     try:

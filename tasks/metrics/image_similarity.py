@@ -17,8 +17,8 @@ C1, C2 = (0.01 * DATA_RANGE) ** 2, (0.03 * DATA_RANGE) ** 2
 
 
 def box_mean(values: np.ndarray) -> np.ndarray:
-    """The mean of every full WINDOW x WINDOW window (what uniform_filter gives away from the border,
-    which scikit-image crops off)."""
+    """The mean of every full WINDOW x WINDOW window (what uniform_filter gives away from the
+    border, which scikit-image crops off)."""
     total = np.pad(values, ((1, 0), (1, 0))).cumsum(0).cumsum(1)
     w = WINDOW
     box = total[w:, w:] - total[:-w, w:] - total[w:, :-w] + total[:-w, :-w]
@@ -26,7 +26,8 @@ def box_mean(values: np.ndarray) -> np.ndarray:
 
 
 def mean_ssim(first: np.ndarray, second: np.ndarray) -> float:
-    """scikit-image's structural_similarity (7x7 box window, sample covariance) of two grey arrays."""
+    """scikit-image's structural_similarity (7x7 box window, sample covariance) of two grey
+    arrays."""
     if min(first.shape) < WINDOW:
         raise UnreadableFile("the pictures are smaller than SSIM's 7-pixel window")
     x, y = first.astype(np.float64), second.astype(np.float64)
@@ -51,9 +52,9 @@ def grey(path: str) -> Image.Image:
 def compare_images(
     result: str, expected: str, reference_base_result: float | None = None, **_: Any
 ) -> float:
-    """The SSIM of the two pictures in grey, both resized (Lanczos) to the smaller size — the smaller
-    by (width, height) tuple order, as OSWorld takes it. With `reference_base_result` the SSIM is
-    rescaled so that base + 0.01 and below score 0 and 1 scores 1."""
+    """The SSIM of the two pictures in grey, both resized (Lanczos) to the smaller size — the
+    smaller by (width, height) tuple order, as OSWorld takes it. With `reference_base_result` the
+    SSIM is rescaled so that base + 0.01 and below score 0 and 1 scores 1."""
     first, second = grey(result), grey(expected)
     size = min(first.size, second.size)
     first = first.resize(size, Image.Resampling.LANCZOS)

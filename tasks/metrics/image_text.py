@@ -58,7 +58,8 @@ def open_picture(path: str) -> Image.Image:
 
 
 def ocr_text(image: Image.Image) -> str:
-    """The words Tesseract reads, each line's text joined with single spaces (as EasyOCR's boxes)."""
+    """The words Tesseract reads, each line's text joined with single spaces (as EasyOCR's
+    boxes)."""
     tesseract = shutil.which("tesseract")
     if tesseract is None:
         raise StateActError(

@@ -33,7 +33,8 @@ from tasks.metrics.registry import metric
 STRUCTURE_THRESHOLD = 0.9
 """Minimum mean SSIM for two images to count as the same picture."""
 GREEN_SHARE = 0.95
-"""Share of the background (and of the object) that must come out right in check_green_background."""
+"""Share of the background (and of the object) that must come out right in
+check_green_background."""
 
 
 def image_pair(result: str | None, expected: str | None) -> tuple[Image.Image, Image.Image] | None:
@@ -111,7 +112,8 @@ def check_file_exists_and_structure_sim(
 
 
 def same_structure_mse(first: Image.Image, second: Image.Image, threshold: float) -> bool:
-    """Equal sizes and, after both are scaled to the same mean brightness, an MSE (0-1 scale) <= threshold."""
+    """Equal sizes and, after both are scaled to the same mean brightness, an MSE (0-1 scale) <=
+    threshold."""
     if first.size != second.size:
         return False
     difference = normalized_grey(first) - normalized_grey(second)
@@ -238,7 +240,8 @@ def check_triangle_position(result: str | None, tolerance: float = 0.05, **_: An
 
 @metric("check_image_size")
 def check_image_size(result: str | None, rules: dict, **_: Any) -> float:
-    """The image has the `width`/`height` the rules name (of its visible part with `ignore_transparent`)."""
+    """The image has the `width`/`height` the rules name (of its visible part with
+    `ignore_transparent`)."""
     image = open_image(result, "result")
     if image is None:
         return 0.0

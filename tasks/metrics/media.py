@@ -115,7 +115,8 @@ def epub_texts(path: str) -> list[tuple[str, list[str]]]:
 
 @metric("compare_epub")
 def compare_epub(result: str | None, expected: str, **_: Any) -> float:
-    """Mean line-diff similarity of the books' paired parts (see `epub_texts`), over the result's."""
+    """Mean line-diff similarity of the books' paired parts (see `epub_texts`), over the
+    result's."""
     if result is None:
         return 0.0
     mine, gold = epub_texts(result), epub_texts(expected)

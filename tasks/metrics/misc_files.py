@@ -1,6 +1,6 @@
-"""Small metrics over text files, directory listings and command output that OSWorld's multi-app and OS
-tasks use, each following OSWorld's function of the same name (general.py, vscode.py, basic_os.py).
-Oddities kept for comparable scores are listed in docs/osworld-fidelity.md.
+"""Small metrics over text files, directory listings and command output that OSWorld's multi-app
+and OS tasks use, each following OSWorld's function of the same name (general.py, vscode.py,
+basic_os.py). Oddities kept for comparable scores are listed in docs/osworld-fidelity.md.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ def check_line_number(result: str | None, rules: dict, **_: Any) -> float:
 
 
 def python_text(text: str) -> str:
-    """Non-blank lines with tabs expanded to 4 and trailing blanks dropped, after a shebang or coding
-    line among the first three lines."""
+    """Non-blank lines with tabs expanded to 4 and trailing blanks dropped, after a shebang or
+    coding line among the first three lines."""
     lines = text.splitlines()
     start = 0
     while start < min(len(lines), 3) and lines[start].strip().startswith(PYTHON_HEADERS):
@@ -98,8 +98,8 @@ def city_key(value: Any) -> str:
 
 @metric("compare_conference_city_in_order")
 def compare_conference_city_in_order(result: str, rules: dict, **_: Any) -> float:
-    """Cells C2:C22 of the workbook's active sheet each contain (tolerantly) the expected city of the
-    same position, or one of its listed alternatives."""
+    """Cells C2:C22 of the workbook's active sheet each contain (tolerantly) the expected city of
+    the same position, or one of its listed alternatives."""
     import openpyxl
 
     expected = rules["expected"]

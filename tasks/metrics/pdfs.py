@@ -1,7 +1,8 @@
-"""PDF metrics: OSWorld's `compare_pdfs`, `check_pdf_pages` and `compare_pdf_images`, read with pypdf.
+"""PDF metrics: OSWorld's `compare_pdfs`, `check_pdf_pages` and `compare_pdf_images`, read with
+pypdf.
 
-Conventions as in `tasks.metrics.documents`: paths (or None) first, then the task's options; a missing or
-unreadable file scores 0.0 with a logged reason.
+Conventions as in `tasks.metrics.documents`: paths (or None) first, then the task's options; a
+missing or unreadable file scores 0.0 with a logged reason.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def open_pdf(path: str) -> PdfReader:
 
 
 def page_texts(path: str) -> list[str]:
-    """Each page's extracted text with whitespace collapsed (layout engines space words differently)."""
+    """Each page's extracted text with whitespace collapsed (layout engines space words
+    differently)."""
     try:
         return [
             re.sub(r"\s+", " ", page.extract_text() or "").strip() for page in open_pdf(path).pages
@@ -90,7 +92,8 @@ def compare_pdfs(pdf1: str | list[str], pdf2: str | list[str]) -> float:
 
 @file_metric("check_pdf_pages")
 def check_pdf_pages(pdf: str, rules: dict) -> float:
-    """The page count stands in `rules['relation']` (eq, ne, lt, le, gt, ge) to `rules['ref_value']`."""
+    """The page count stands in `rules['relation']` (eq, ne, lt, le, gt, ge) to
+    `rules['ref_value']`."""
     relation = rules.get("relation", "eq")
     if relation not in RELATIONS:
         raise StateActError(

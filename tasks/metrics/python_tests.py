@@ -1,10 +1,10 @@
-"""OSWorld's check_python_file_by_test_suite (vscode.py): the task's test file, with the agent's Python
-files beside it, is imported and its test function's return value is the score.
+"""OSWorld's check_python_file_by_test_suite (vscode.py): the task's test file, with the agent's
+Python files beside it, is imported and its test function's return value is the score.
 
-OSWorld imports that code into its evaluator process. StateAct runs it in a separate Python process
-inside bubblewrap (Debian's `bubblewrap`, which `make setup`/.ci install): no network, a read-only view
-of the system, an empty home and /tmp, no environment variables, a time limit; only the folder holding
-the test and the agent's files is writable.
+OSWorld imports that code into its evaluator process. StateAct runs it in a separate Python
+process inside bubblewrap (Debian's `bubblewrap`, which `make setup`/.ci install): no network, a
+read-only view of the system, an empty home and /tmp, no environment variables, a time limit;
+only the folder holding the test and the agent's files is writable.
 """
 
 from __future__ import annotations
@@ -78,8 +78,8 @@ def isolation(folder: Path) -> list[str]:
 def check_python_file_by_test_suite(
     actual_files: Any, test_file: str | None, test_function_name: str = "test", **_: Any
 ) -> float:
-    """The score the test file's `test_function_name()` returns (bool, or a number clamped to [0, 1]),
-    run with the agent's files beside it; 0 when it fails, raises or runs out of time."""
+    """The score the test file's `test_function_name()` returns (bool, or a number clamped to [0,
+    1]), run with the agent's files beside it; 0 when it fails, raises or runs out of time."""
     if not test_file or not Path(test_file).is_file():
         return 0.0
     files = actual_files if isinstance(actual_files, list) else [actual_files]

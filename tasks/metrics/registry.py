@@ -1,8 +1,8 @@
 """The metric registry: OSWorld metric names mapped to the functions that implement them.
 
-A metric takes the getter results (`result`, then `expected` when the task has one) plus the task's
-`options` as keyword arguments, and returns a float in [0, 1]. Modules in this package register their
-metrics with `@metric("name")`; `tasks.metrics` imports them all.
+A metric takes the getter results (`result`, then `expected` when the task has one) plus the
+task's `options` as keyword arguments, and returns a float in [0, 1]. Modules in this package
+register their metrics with `@metric("name")`; `tasks.metrics` imports them all.
 """
 
 from __future__ import annotations

@@ -79,7 +79,8 @@ SKIP = object()
 
 
 def rule_condition(rule: Any, path: str, sheet: str, parser: Any) -> Any:
-    """A test of one cell value for `rule`; SKIP for a broken rule, None for a type OSWorld lacks."""
+    """A test of one cell value for `rule`; SKIP for a broken rule, None for a type OSWorld
+    lacks."""
     compiled, argument_lists = [], []
     for formula in rule.formula:
         try:

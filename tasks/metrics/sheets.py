@@ -1,10 +1,11 @@
 """Workbook access shared by the spreadsheet metrics, with OSWorld's semantics (our own code).
 
-OSWorld opens a workbook three ways and each rule picks one: the file path (CSV exports beside it,
-raw cell XML), a pandas `ExcelFile` (frames) and an openpyxl `Workbook` loaded with formulas (styles,
-charts, validations). Sheet references are resolved against pandas' sheet names; an unresolvable
-index becomes the sheet name "" and a missing sheet loads as None. docs/osworld-fidelity.md lists
-the oddities kept on purpose (raw-XML cell values, sheets found by sheetId, swallowed errors).
+OSWorld opens a workbook three ways and each rule picks one: the file path (CSV exports beside
+it, raw cell XML), a pandas `ExcelFile` (frames) and an openpyxl `Workbook` loaded with formulas
+(styles, charts, validations). Sheet references are resolved against pandas' sheet names; an
+unresolvable index becomes the sheet name "" and a missing sheet loads as None.
+docs/osworld-fidelity.md lists the oddities kept on purpose (raw-XML cell values, sheets found by
+sheetId, swallowed errors).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""Impress metrics: the smaller checks over .pptx files, each following OSWorld's function of the same name
-(desktop_env/evaluators/metrics/slides.py); `compare_pptx_files` lives in `slides_compare`.
+"""Impress metrics: the smaller checks over .pptx files, each following OSWorld's function of the
+same name (desktop_env/evaluators/metrics/slides.py); `compare_pptx_files` lives in
+`slides_compare`.
 
-Conventions as in `tasks.metrics.documents`: paths (or None) first, then the task's options; a missing or
-unreadable file scores 0.0 with a logged reason. Oddities kept for comparable scores are listed in
-docs/osworld-fidelity.md.
+Conventions as in `tasks.metrics.documents`: paths (or None) first, then the task's options; a
+missing or unreadable file scores 0.0 with a logged reason. Oddities kept for comparable scores
+are listed in docs/osworld-fidelity.md.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ def check_transition(file: str, rules: dict) -> float:
 
 def master_number_color(file: str) -> str | None:
     """The srgb colour OSWorld reads as the slide number's, from slideMaster1.xml: the sldNum
-    placeholder, else a footer/date placeholder, else the last non-black run colour, else any colour."""
+    placeholder, else a footer/date placeholder, else the last non-black run colour, else any
+    colour."""
     root = zip_xml(file, "ppt/slideMasters/slideMaster1.xml")
     if root is None:
         raise UnreadableFile(f"{file} has no ppt/slideMasters/slideMaster1.xml")
@@ -167,7 +169,8 @@ def check_image_stretch_and_center(modified: str, original: str) -> float:
 
 @metric("check_left_panel")
 def check_left_panel(accessibility_tree: str) -> float:
-    """The accessibility tree (XML) has a document-frame named "Slides View": the slide pane is open."""
+    """The accessibility tree (XML) has a document-frame named "Slides View": the slide pane is
+    open."""
     root = etree.fromstring(accessibility_tree.encode())
     return float(any(frame.get("name") == "Slides View" for frame in root.iter("document-frame")))
 

@@ -1,11 +1,12 @@
 """OSWorld's `compare_pptx_files`, step for step (desktop_env/evaluators/metrics/slides.py).
 
-Both decks are walked in parallel — slides, shapes in order, paragraphs, runs — and the first examined
-difference scores 0, else 1. OSWorld's leniencies are kept so verdicts agree: geometry within a relative
-tolerance, shapes without text skip the geometry check, a missing alignment counts as left, unset
-bold/italic count as false, colours compare only when both runs have an RGB colour, outline levels 0 and 1
-are equal, bullets compare without their colour, backgrounds compare by solid fill colour, table cells
-compare formatting but not text. docs/osworld-fidelity.md lists the oddities.
+Both decks are walked in parallel — slides, shapes in order, paragraphs, runs — and the first
+examined difference scores 0, else 1. OSWorld's leniencies are kept so verdicts agree: geometry
+within a relative tolerance, shapes without text skip the geometry check, a missing alignment
+counts as left, unset bold/italic count as false, colours compare only when both runs have an RGB
+colour, outline levels 0 and 1 are equal, bullets compare without their colour, backgrounds
+compare by solid fill colour, table cells compare formatting but not text.
+docs/osworld-fidelity.md lists the oddities.
 """
 
 from __future__ import annotations

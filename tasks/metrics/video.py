@@ -1,8 +1,9 @@
 """OSWorld's compare_videos (vlc.py): two videos agree frame by frame by perceptual hash.
 
-OSWorld decodes with OpenCV and hashes with imagehash's pHash; StateAct decodes with Debian's `ffmpeg`
-(installed by `make setup`/.ci) and computes the same pHash with numpy: grey, 32x32 Lanczos, 2-D DCT-II,
-the 8x8 low frequencies against their median. docs/osworld-fidelity.md notes the difference.
+OSWorld decodes with OpenCV and hashes with imagehash's pHash; StateAct decodes with Debian's
+`ffmpeg` (installed by `make setup`/.ci) and computes the same pHash with numpy: grey, 32x32
+Lanczos, 2-D DCT-II, the 8x8 low frequencies against their median. docs/osworld-fidelity.md notes
+the difference.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def frame_size(path: str, ffprobe: str) -> tuple[int, int]:
 
 
 def frames(path: str, limit: int) -> Iterator[Image.Image]:
-    """Up to `limit` decoded frames, in order, each as an RGB image (none for an unreadable file)."""
+    """Up to `limit` decoded frames, in order, each as an RGB image (none for an unreadable
+    file)."""
     ffmpeg, ffprobe = shutil.which("ffmpeg"), shutil.which("ffprobe")
     if ffmpeg is None or ffprobe is None:
         raise StateActError(

@@ -1,19 +1,21 @@
-"""Fake model-provider HTTP servers for tests: real sockets on 127.0.0.1, spoken to by the real SDKs.
+"""Fake model-provider HTTP servers for tests: real sockets on 127.0.0.1, spoken to by the real
+SDKs.
 
     from tests.fakes import FakeAnthropicServer, FakeOpenAIServer
 
-    with FakeAnthropicServer([{"text": "hi"}]) as server:
-        model = AnthropicModel("claude-sonnet-4-5", ModelConfig(base_url=server.base_url, api_key="k"))
-        ...
-        server.requests  # [{"path", "headers", "json"}, ...]
+    with FakeAnthropicServer([{"text": "hi"}]) as server: model =
+        AnthropicModel("claude-sonnet-4-5", ModelConfig(base_url=server.base_url, api_key="k"))
+        ... server.requests  # [{"path", "headers", "json"}, ...]
 
 Both take `responses`: a list whose items are consumed one per completion request, each
-- a reply spec: `{"text": str?, "content": [blocks]?, "tool_calls": [{"name", "input" | "arguments", "id"?}]?,
-  "usage": {...}?, "stop_reason" | "finish_reason": str?}` (see each server for details);
+- a reply spec: `{"text": str?, "content": [blocks]?, "tool_calls": [{"name", "input" |
+    "arguments", "id"?}]?, "usage": {...}?, "stop_reason" | "finish_reason": str?}` (see each
+    server for details);
 - an error spec: `{"status": 529, "headers": {"retry-after": "1"}, "body": {...}?, "message": str?}`
   (the body defaults to the provider's error shape carrying `message`);
-- a callable `(request_json) -> spec` to react to what the client sent (e.g. earlier tool results).
-When the responses run out, the server answers 500 with `x-should-retry: false` and a message saying so.
+- a callable `(request_json) -> spec` to react to what the client sent (e.g. earlier tool
+  results). When the responses run out, the server answers 500 with `x-should-retry: false` and a
+  message saying so.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ class FakeProviderServer:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
-    # -- lifecycle ----------------------------------------------------------------------------------
+    # -- lifecycle
+    # ----------------------------------------------------------------------------------
 
     def start(self) -> FakeProviderServer:
         handler = _make_handler(self)
@@ -84,7 +87,8 @@ class FakeProviderServer:
         with self._lock:
             self.responses.extend(specs)
 
-    # -- request handling ---------------------------------------------------------------------------
+    # -- request handling
+    # ---------------------------------------------------------------------------
 
     def handle(self, path: str, headers: dict, body: dict) -> tuple[int, dict, dict]:
         """(status, headers, JSON body) for one request; the subclass shapes replies and errors."""

@@ -2,14 +2,14 @@
 
     FakeAnthropicServer(responses, count_tokens=None)
 
-`responses` (see `tests.fakes`): reply specs become a full Message —
-`{"text": "..."}`, `{"content": [blocks]}` (tool_use blocks get ids when they lack one) and/or
-`{"tool_calls": [{"name", "input", "id"?, "toolset_name"?}]}`, with optional `usage`
-(`input_tokens`, `output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`, default
-10/5/0/0) and `stop_reason` (default `tool_use` when there are calls, else `end_turn`).
-Error specs use Anthropic's shape `{"type": "error", "error": {"type": ..., "message": ...}}`.
-`count_tokens` is an int or a callable `(request_json) -> int`; by default a quarter of the request's
-JSON length. Token counting does not consume scripted responses. Point the SDK at `server.base_url`.
+`responses` (see `tests.fakes`): reply specs become a full Message — `{"text": "..."}`,
+`{"content": [blocks]}` (tool_use blocks get ids when they lack one) and/or `{"tool_calls":
+[{"name", "input", "id"?, "toolset_name"?}]}`, with optional `usage` (`input_tokens`,
+`output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`, default 10/5/0/0) and
+`stop_reason` (default `tool_use` when there are calls, else `end_turn`). Error specs use
+Anthropic's shape `{"type": "error", "error": {"type": ..., "message": ...}}`. `count_tokens` is
+an int or a callable `(request_json) -> int`; by default a quarter of the request's JSON length.
+Token counting does not consume scripted responses. Point the SDK at `server.base_url`.
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@ class MemorySandbox:
             raise ToolError(f"unknown toolbox method {method!r}")
         return handler(**params)
 
-    # -- the toolbox methods the main agent's tools use ---------------------------------------------
+    # -- the toolbox methods the main agent's tools use
+    # ---------------------------------------------
 
     def _bash_run(self, command: str, session: str = "default", timeout: float = 120.0) -> dict:
         output, code = self._shell(command)
@@ -115,7 +116,8 @@ class MemorySandbox:
         self.files[path] = text
         self.mtimes[path] = time.time()
 
-    # -- the rest of the Sandbox protocol ------------------------------------------------------------
+    # -- the rest of the Sandbox protocol
+    # ------------------------------------------------------------
 
     def exec(self, argv: list[str], timeout: float = 120.0, user: str = "user") -> tuple[int, str]:
         output, code = self._shell(shlex.join(argv))

@@ -2,13 +2,12 @@
 
     FakeOpenAIServer(responses)
 
-`responses` (see `tests.fakes`): reply specs become a full chat completion —
-`{"text": "..."}` and/or `{"tool_calls": [{"name", "input" | "arguments", "id"?}]}` where `arguments`
-is sent verbatim (to test malformed JSON) and `input` is JSON-encoded; optional `usage`
-(`prompt_tokens`, `completion_tokens`, `cached_tokens`, default 10/5/0) and `finish_reason`
-(default `tool_calls` when there are calls, else `stop`).
-Error specs use OpenAI's shape `{"error": {"message", "type", "code"}}`.
-Point the SDK at `server.base_url` (which ends in `/v1`).
+`responses` (see `tests.fakes`): reply specs become a full chat completion — `{"text": "..."}`
+and/or `{"tool_calls": [{"name", "input" | "arguments", "id"?}]}` where `arguments` is sent
+verbatim (to test malformed JSON) and `input` is JSON-encoded; optional `usage` (`prompt_tokens`,
+`completion_tokens`, `cached_tokens`, default 10/5/0) and `finish_reason` (default `tool_calls`
+when there are calls, else `stop`). Error specs use OpenAI's shape `{"error": {"message", "type",
+"code"}}`. Point the SDK at `server.base_url` (which ends in `/v1`).
 """
 
 from __future__ import annotations

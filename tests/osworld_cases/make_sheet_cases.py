@@ -1,4 +1,5 @@
-"""Regenerate the spreadsheet differential cases' inputs: `python -m tests.osworld_cases.make_sheet_cases`.
+"""Regenerate the spreadsheet differential cases' inputs: `python -m
+tests.osworld_cases.make_sheet_cases`.
 
 Writes `table/` and `csv/` (input files plus cases.json). A case whose metric, expected value and
 options are unchanged keeps its recorded verdict; new or changed cases get `"score": null` until

@@ -1,9 +1,10 @@
 """The browser driver: runs INSIDE the sandbox, in its own process (see ../driver_process.py).
 
-Debian's Chromium driven by Playwright's sync API, launched on first use and kept for the session;
-when the desktop's google-chrome serves CDP on loopback, its tab on screen is used instead.
-`read_dom` tags the visible interactive elements with `data-sa-id="eN"` (kept across reads of the same
-page, so handles stay stable) and turns the visible page into markdown with markdownify.
+Debian's Chromium driven by Playwright's sync API, launched on first use and kept for the
+session; when the desktop's google-chrome serves CDP on loopback, its tab on screen is used
+instead. `read_dom` tags the visible interactive elements with `data-sa-id="eN"` (kept across
+reads of the same page, so handles stay stable) and turns the visible page into markdown with
+markdownify.
 """
 
 import json
@@ -106,7 +107,8 @@ def _page():
 
 
 def _settle(page):
-    """Wait for the load, then briefly for the network to go quiet (capped: pages may poll forever)."""
+    """Wait for the load, then briefly for the network to go quiet (capped: pages may poll
+    forever)."""
     for state in ("load", "networkidle"):
         try:
             page.wait_for_load_state(state, timeout=SETTLE_TIMEOUT_MS)
@@ -132,7 +134,8 @@ def _locator(selector):
         raise Refusal(f"invalid selector {selector!r}: {_first_line(exc)}") from None
     if count == 0:
         raise Refusal(
-            f"the selector {selector!r} matches nothing on {page.url}; call read_dom for current handles."
+            f"the selector {selector!r} matches nothing on {page.url}; call read_dom "
+            "for current handles."
         )
     note = f" ({count} elements matched; used the first)" if count > 1 else ""
     return page, locator.first, note
@@ -263,15 +266,19 @@ FUNCTIONS = {
 # `[eN] role "name"` (their handle is the data-sa-id attribute); hidden elements are left out.
 SERIALIZE_JS = r"""
 () => {
-  const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "SVG", "CANVAS", "IFRAME", "HEAD", "META", "LINK"]);
-  const KEEP = new Set(["H1","H2","H3","H4","H5","H6","P","UL","OL","LI","TABLE","THEAD","TBODY","TR","TD","TH",
-                        "PRE","CODE","STRONG","B","EM","I","BLOCKQUOTE","BR","HR","DL","DT","DD","CAPTION"]);
-  const BLOCKS = new Set(["DIV","SECTION","ARTICLE","MAIN","HEADER","FOOTER","NAV","ASIDE","FORM","FIELDSET","LABEL","LEGEND","FIGURE","FIGCAPTION"]);
+  const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "SVG", "CANVAS", "IFRAME",
+                        "HEAD", "META", "LINK"]);
+  const KEEP = new Set(["H1","H2","H3","H4","H5","H6","P","UL","OL","LI","TABLE","THEAD","TBODY",
+                        "TR","TD","TH","PRE","CODE","STRONG","B","EM","I","BLOCKQUOTE","BR","HR",
+                        "DL","DT","DD","CAPTION"]);
+  const BLOCKS = new Set(["DIV","SECTION","ARTICLE","MAIN","HEADER","FOOTER","NAV","ASIDE","FORM",
+                          "FIELDSET","LABEL","LEGEND","FIGURE","FIGCAPTION"]);
   window.__saNext = window.__saNext || 1;
   const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   const squash = (s) => String(s || "").replace(/\s+/g, " ").trim();
   const visible = (el) => {
-    if (el.checkVisibility && !el.checkVisibility({checkOpacity: true, checkVisibilityCSS: true})) return false;
+    if (el.checkVisibility
+        && !el.checkVisibility({checkOpacity: true, checkVisibilityCSS: true})) return false;
     const style = getComputedStyle(el);
     if (style.display === "none" || style.visibility === "hidden") return false;
     if (el.hidden || el.getAttribute("aria-hidden") === "true") return false;
@@ -291,7 +298,9 @@ SERIALIZE_JS = r"""
       return "input[" + t + "]";
     }
     const role = el.getAttribute("role");
-    if (role && ["button","link","checkbox","radio","tab","menuitem","option","switch","textbox","combobox"].includes(role)) return role;
+    const ROLES = ["button","link","checkbox","radio","tab","menuitem","option","switch","textbox",
+                   "combobox"];
+    if (role && ROLES.includes(role)) return role;
     if (el.isContentEditable && !el.parentElement?.isContentEditable) return "textbox";
     if (el.hasAttribute("onclick")) return "clickable";
     return null;
@@ -300,7 +309,9 @@ SERIALIZE_JS = r"""
     const aria = el.getAttribute("aria-label");
     if (aria) return squash(aria);
     if (el.labels && el.labels.length) return squash(el.labels[0].innerText);
-    if (el.tagName === "INPUT" && ["button","submit","reset"].includes(el.type)) return squash(el.value);
+    if (el.tagName === "INPUT" && ["button","submit","reset"].includes(el.type)) {
+      return squash(el.value);
+    }
     if (el.tagName === "SELECT" || el.tagName === "INPUT" || el.tagName === "TEXTAREA")
       return squash(el.getAttribute("placeholder") || el.getAttribute("title") || el.name || "");
     return squash(el.innerText || el.getAttribute("title") || el.getAttribute("alt") || "");
@@ -310,10 +321,15 @@ SERIALIZE_JS = r"""
     let line = "[" + el.dataset.saId + "] " + role + ' "' + labelOf(el).slice(0, 120) + '"';
     if (el.tagName === "A") line += " -> " + el.getAttribute("href");
     if (el.tagName === "SELECT") {
-      const options = Array.from(el.options).map(o => (o.selected ? "*" : "") + squash(o.label || o.text) + (o.value !== o.text ? "=" + o.value : ""));
+      const options = Array.from(el.options).map(o => (o.selected ? "*" : "")
+        + squash(o.label || o.text) + (o.value !== o.text ? "=" + o.value : ""));
       line += " options: " + options.slice(0, 30).join(" | ");
-    } else if (role === "checkbox" || role === "radio") line += el.checked ? " (checked)" : " (unchecked)";
-    else if (el.tagName === "INPUT" || el.tagName === "TEXTAREA") line += " value: " + JSON.stringify(el.value);
+    } else if (role === "checkbox" || role === "radio") {
+      line += el.checked ? " (checked)" : " (unchecked)";
+    }
+    else if (el.tagName === "INPUT" || el.tagName === "TEXTAREA") {
+      line += " value: " + JSON.stringify(el.value);
+    }
     if (el.disabled) line += " (disabled)";
     return "<p>" + esc(line) + "</p>";
   };
@@ -324,9 +340,12 @@ SERIALIZE_JS = r"""
     if (SKIP.has(el.tagName.toUpperCase()) || !visible(el)) return "";
     const role = interactive(el);
     if (role) return describe(el, role);
-    const inner = Array.from(el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes).map(walk).join("");
+    const children = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
+    const inner = Array.from(children).map(walk).join("");
     const tag = el.tagName.toUpperCase();
-    if (KEEP.has(tag)) return "<" + tag.toLowerCase() + ">" + inner + "</" + tag.toLowerCase() + ">";
+    if (KEEP.has(tag)) {
+      return "<" + tag.toLowerCase() + ">" + inner + "</" + tag.toLowerCase() + ">";
+    }
     if (BLOCKS.has(tag)) return "<div>" + inner + "</div>";
     return inner;
   };

@@ -114,7 +114,8 @@ def _xdotool(args, timeout=30):
     if "No such key name" in problem:
         name = problem.split("'")[1] if problem.count("'") >= 2 else problem
         raise Refusal(
-            f"unknown key name {name!r}; use X keysyms such as Return, Escape, Tab, BackSpace, Delete, "
+            f"unknown key name {name!r}; use X keysyms such as Return, Escape, Tab, "
+            "BackSpace, Delete, "
             "Up, Page_Down, F5, ctrl+s, shift+Tab, alt+F4."
         )
     if done.returncode != 0:
@@ -124,7 +125,8 @@ def _xdotool(args, timeout=30):
 
 # -- keyboard map ----------------------------------------------------------------------------------
 # xdotool types a character missing from the keymap by binding it to a spare keycode for one
-# keystroke and unbinding it at once; GTK apps often read the keymap after the unbinding and drop the
+# keystroke and unbinding it at once; GTK apps often read the keymap after the unbinding and drop
+# the
 # character ("Zoë" arrives as "Zo"). So non-ASCII characters get a spare keycode that stays bound.
 _keymap = {"display": None, "spare": [], "bound": {}}
 
@@ -233,7 +235,8 @@ def screen_watch():
 
 
 def _settle(cap_s, quiet_s=0.25, poll_s=0.04):
-    """Wait until the screen has not changed for `quiet_s` (at most `cap_s`); returns the last frame.
+    """Wait until the screen has not changed for `quiet_s` (at most `cap_s`); returns the last
+    frame.
 
     A change is a different frame hash; with the DAMAGE watch a poll grabs only after drawing.
     """
@@ -318,7 +321,8 @@ def cursor():
 
 
 def launch(argv, window, timeout_s=60.0):
-    """Start a program on the desktop; wait until a window named `window` shows and the screen settles."""
+    """Start a program on the desktop; wait until a window named `window` shows and the screen
+    settles."""
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
         raise Refusal("`argv` must be a non-empty list of strings.")
     _ensure_environment()
@@ -342,7 +346,8 @@ def launch(argv, window, timeout_s=60.0):
         time.sleep(0.1)
     # A window is mapped blank and painted once its document loaded: wait for painted content
     # (a screen of more than a few colours), then for the screen to settle. LibreOffice paints the
-    # grid first and its toolbars up to a second later (moving the grid), hence the long quiet spell.
+    # grid first and its toolbars up to a second later (moving the grid), hence the long quiet
+    # spell.
     while _grab().reduce(4).getcolors(PAINTED_COLOURS) is not None:
         if time.monotonic() - began > timeout_s:
             raise Refusal(f"the {window!r} window stayed blank for {timeout_s:g} s.")

@@ -1,8 +1,9 @@
 """Deterministic fixture generator for the long-horizon suite.
 
-Writes `fixtures/<task-id>/...` (what setup uploads into the sandbox) and `expected/<task-id>/...`
-(gold files the evaluators read) beside this file. Every value comes from `random.Random(seed)`, so two
-runs produce the same data; `ensure_fixtures` skips the work when the stamp matches the generator code.
+Writes `fixtures/<task-id>/...` (what setup uploads into the sandbox) and
+`expected/<task-id>/...` (gold files the evaluators read) beside this file. Every value comes
+from `random.Random(seed)`, so two runs produce the same data; `ensure_fixtures` skips the work
+when the stamp matches the generator code.
 
     python -m tasks.suites.longhorizon.build [--force]
 """
@@ -22,7 +23,8 @@ GENERATOR_MODULES = ("gen_calc", "gen_docs", "gen_slides", "gen_misc", "gen_apps
 
 
 def generator_hash() -> str:
-    """A hash of the generator source: the fixtures are up to date when the stamp holds this value."""
+    """A hash of the generator source: the fixtures are up to date when the stamp holds this
+    value."""
     digest = hashlib.sha256()
     sources = [
         Path(__file__),
@@ -36,7 +38,8 @@ def generator_hash() -> str:
 
 
 def ensure_fixtures(suite_dir: Path | None = None, force: bool = False) -> Path:
-    """Build `fixtures/` and `expected/` under `suite_dir` unless they are current; returns `suite_dir`."""
+    """Build `fixtures/` and `expected/` under `suite_dir` unless they are current; returns
+    `suite_dir`."""
     suite_dir = Path(suite_dir or SUITE_DIR)
     stamp = suite_dir / STAMP_NAME
     wanted = generator_hash()

@@ -1,4 +1,5 @@
-"""Small helpers the suite's generators share: where a task's files go, and writers for each format."""
+"""Small helpers the suite's generators share: where a task's files go, and writers for each
+format."""
 
 from __future__ import annotations
 
@@ -95,7 +96,8 @@ def write_json(path: Path, data) -> None:
 
 
 def write_docx(path: Path, paragraphs: Iterable[str | tuple[str, str]]) -> None:
-    """Write a docx; a paragraph is its text, or (style name, text) such as ("Heading 1", "Intro")."""
+    """Write a docx; a paragraph is its text, or (style name, text) such as ("Heading 1",
+    "Intro")."""
     document = docx.Document()
     document.core_properties.created = FIXED_TIME
     document.core_properties.modified = FIXED_TIME

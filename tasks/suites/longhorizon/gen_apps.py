@@ -1,4 +1,5 @@
-"""Fixtures and gold files of the cross-application (lh-x-*), GUI (lh-gui-*) and web (lh-web-*) tasks."""
+"""Fixtures and gold files of the cross-application (lh-x-*), GUI (lh-gui-*) and web (lh-web-*)
+tasks."""
 
 from __future__ import annotations
 
@@ -74,9 +75,11 @@ def invoices_in_eur(files: TaskFiles) -> None:
     write_csv(files.fixture("invoices.csv"), [["InvoiceID", "Currency", "Amount"], *rows])
     table = "".join(f"<tr><td>{c}</td><td>{r}</td></tr>" for c, r in RATES.items() if c != "EUR")
     html = (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>Treasury rates</title></head><body>"
+        "<!doctype html><html><head><meta charset='utf-8'><title>Treasury "
+        "rates</title></head><body>"
         f"<h1>Reference rates, 30 September 2024</h1><p>1 unit of currency = rate EUR.</p>"
-        f"<table id='rates'><tr><th>Currency</th><th>EUR per unit</th></tr>{table}</table></body></html>"
+        "<table id='rates'><tr><th>Currency</th><th>EUR per "
+        f"unit</th></tr>{table}</table></body></html>"
     )
     files.fixture("rates/index.html").write_text(html, encoding="utf-8")
     out, totals = [], defaultdict(float)
@@ -286,7 +289,9 @@ def quote_site(files: TaskFiles) -> None:
     rows = [
         [
             rid,
-            f"{quote_total(plan, seats, [a for a in addons.split(';') if a], billing == 'annual'):.2f}",
+            "{:.2f}".format(
+                quote_total(plan, seats, [a for a in addons.split(";") if a], billing == "annual")
+            ),
         ]
         for rid, plan, seats, addons, billing in QUOTE_REQUESTS
     ]

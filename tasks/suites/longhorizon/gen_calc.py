@@ -429,7 +429,8 @@ def kpi_sheet(files: TaskFiles) -> None:
 
 
 def kpi_values(orders: list[list]) -> dict[str, object]:
-    """The KPI figures of lh-calc-012; its checker's references must equal these (see the suite test)."""
+    """The KPI figures of lh-calc-012; its checker's references must equal these (see the suite
+    test)."""
     revenue = [r[4] * r[5] for r in orders]
     by_region: dict[str, float] = defaultdict(float)
     for row, value in zip(orders, revenue, strict=True):

@@ -93,7 +93,8 @@ def report_from_csv(files: TaskFiles) -> None:
     template = [
         ("Title", "Quarterly Sales Report {{QUARTER}}"),
         "Total revenue for the quarter was {{TOTAL_REVENUE}} across {{ORDER_COUNT}} orders.",
-        "The best-selling product by revenue was {{TOP_PRODUCT}}, and the top sales rep was {{BEST_REP}}.",
+        "The best-selling product by revenue was {{TOP_PRODUCT}}, and the top sales "
+        "rep was {{BEST_REP}}.",
         ("Heading 1", "Revenue by region"),
         "{{REGION_LINES}}",
         ("Heading 1", "Notes"),

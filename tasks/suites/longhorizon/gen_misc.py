@@ -1,6 +1,8 @@
-"""Fixtures and gold files of the file-system (lh-os-*), SQLite (lh-db-*) and infeasible (lh-inf-*) tasks.
+"""Fixtures and gold files of the file-system (lh-os-*), SQLite (lh-db-*) and infeasible
+(lh-inf-*) tasks.
 
-File trees are shipped as one tar per task (setup unpacks it), so a task needs a single download step.
+File trees are shipped as one tar per task (setup unpacks it), so a task needs a single download
+step.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ build_all = registry.build_all
 
 
 def write_tar(path, files: dict[str, bytes]) -> None:
-    """A tar of `files` (name -> bytes) with fixed owners and times, so rebuilds give the same archive."""
+    """A tar of `files` (name -> bytes) with fixed owners and times, so rebuilds give the same
+    archive."""
     with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tar:
         for name, data in sorted(files.items()):
             info = tarfile.TarInfo(name)
@@ -186,7 +189,8 @@ def dedupe_projects(files: TaskFiles) -> None:
     )
 
 
-# --- SQLite -------------------------------------------------------------------------------------------
+# --- SQLite
+# -------------------------------------------------------------------------------------------
 
 
 def make_db(path, script: str, rows: dict[str, list[tuple]]) -> None:
@@ -200,9 +204,12 @@ def make_db(path, script: str, rows: dict[str, list[tuple]]) -> None:
 
 
 SHOP_SCHEMA = """
-CREATE TABLE products (id INTEGER PRIMARY KEY, sku TEXT UNIQUE NOT NULL, name TEXT NOT NULL, price REAL NOT NULL);
-CREATE TABLE price_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, product_id INTEGER NOT NULL REFERENCES products(id),
-                          old_price REAL NOT NULL, new_price REAL NOT NULL, changed_on TEXT NOT NULL);
+CREATE TABLE products (id INTEGER PRIMARY KEY, sku TEXT UNIQUE NOT NULL, name TEXT NOT NULL,
+                       price REAL NOT NULL);
+CREATE TABLE price_audit (id INTEGER PRIMARY KEY AUTOINCREMENT,
+                          product_id INTEGER NOT NULL REFERENCES products(id),
+                          old_price REAL NOT NULL, new_price REAL NOT NULL,
+                          changed_on TEXT NOT NULL);
 """
 
 
@@ -303,13 +310,15 @@ def migrate_tasks(files: TaskFiles) -> None:
         )
         rows.append((i, f"Task {i}", rng.choice(["ana", "bo", "cy"]), due, done))
     script = (
-        "CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT NOT NULL, assignee TEXT, due_date TEXT,"
+        "CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT NOT NULL, assignee "
+        "TEXT, due_date TEXT,"
         " completed_at TEXT);"
     )
     make_db(files.fixture("tracker.db"), script, {"tasks": rows})
 
 
-# --- Infeasible ---------------------------------------------------------------------------------------
+# --- Infeasible
+# ---------------------------------------------------------------------------------------
 
 
 @registry.task("lh-inf-001")
