@@ -27,6 +27,8 @@ ALIASES = {
 }
 # Programs launch steps start that belong to the system rather than to an application.
 SYSTEM_PROGRAMS = {"pkill", "killall", "bash", "sh", "sleep", "xdg-open", "python", "python3"}
+# Shell words that only prepare the command after them (`cd DIR && app`, `nohup app`).
+SHELL_PREFIXES = {"cd", "export", "set", "source", ".", "exec", "env", "nohup", "setsid", "true"}
 
 
 def app_name(name: str) -> str:
@@ -36,16 +38,27 @@ def app_name(name: str) -> str:
 
 
 def launched_program(command: str | list) -> str | None:
-    """The program a launch step starts (skipping `VAR=value` words), by its base name."""
+    """The program a launch step starts, by its base name: the first word that is not a
+    `VAR=value` assignment or a shell word preparing it (`cd DIR &&`, `nohup`)."""
     if isinstance(command, str):
         try:
-            words = shlex.split(command)
+            separated = command.replace("&&", ";").replace("||", ";").replace(";", " ; ")
+            words = shlex.split(separated)
         except ValueError:
             words = command.split()
     else:
         words = [str(word) for word in command]
-    words = [word for word in words if not ("=" in word and not word.startswith(("-", "/")))]
-    return PurePosixPath(words[0]).name if words else None
+    skipping_arguments = False
+    for word in words:
+        if word in (";", "&", "|"):
+            skipping_arguments = False
+        elif skipping_arguments or ("=" in word and not word.startswith(("-", "/"))):
+            continue
+        elif word in SHELL_PREFIXES:
+            skipping_arguments = word in ("cd", "export", "set", "source", ".")
+        else:
+            return PurePosixPath(word).name
+    return None
 
 
 def required_apps(task: Task) -> list[str]:

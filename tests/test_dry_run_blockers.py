@@ -218,3 +218,11 @@ def test_a_suite_scores_a_task_needing_a_missing_application_as_unsupported(tmp_
     line = json.loads((tmp_path / "out" / "results.jsonl").read_text().splitlines()[0])
     assert line["status"] == "unsupported" and line["score"] == 0.0
     assert line["error"] == "application missing from the image base: gimp"
+
+
+def test_a_launch_step_is_read_past_its_shell_preparation():
+    assert launched_program("cd /home/user/site && python3 -m http.server 8000") == "python3"
+    assert launched_program("export A=1; thunderbird") == "thunderbird"
+    assert launched_program("DISPLAY=:0 nohup gimp a.png") == "gimp"
+    assert launched_program(["google-chrome", "--remote-debugging-port=1337"]) == "google-chrome"
+    assert launched_program("cd /tmp") is None

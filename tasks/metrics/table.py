@@ -186,6 +186,15 @@ def rule_pivot_table(books: Books, rule: dict) -> bool:
     return left == load_pivots(books.sheet_or_none(rule["sheet_idx1"]), rule)
 
 
+# StateAct's own check_cell properties, for tasks whose cells must stay formulas: the formula text,
+# and the number format of a formula cell (OSWorld reads `number_format` only on plain numbers).
+# OSWorld has neither, so no OSWorld task names them and its verdicts are unchanged.
+FORMULA_PROPS = {
+    "formula": lambda cell: cell.value,
+    "formula_number_format": lambda cell: cell.number_format,
+}
+
+
 def rule_check_cell(books: Books, rule: dict) -> bool:
     """Each listed property of one cell satisfies its {method, ref}; any failure fails the rule."""
     try:
@@ -196,10 +205,8 @@ def rule_check_cell(books: Books, rule: dict) -> bool:
             try:
                 if prop == "value":
                     value = read_cell_value(*books.path_and_name(rule["sheet_idx"]), coordinate)
-                elif prop == "formula":
-                    # StateAct's own property (OSWorld has none, so no OSWorld task names it): the
-                    # formula text, for tasks whose cells must stay formulas.
-                    value = cell.value if cell.data_type == "f" else None
+                elif prop in FORMULA_PROPS:
+                    value = FORMULA_PROPS[prop](cell) if cell.data_type == "f" else None
                 else:
                     value = style_value(prop, cell)
             except Exception:  # noqa: BLE001 -- OSWorld reads an unreadable property as None
