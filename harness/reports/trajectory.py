@@ -6,25 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.kernel.records import load_events
+from harness.kernel.records import RESULT_FIELDS, load_events
 
 from . import svg
 from .page import esc, fmt, money, page, pre, table, td
 
-RESULT_FIELDS = (
-    "task_id",
-    "status",
-    "score",
-    "error",
-    "cost_usd",
-    "model_turns",
-    "main_turns",
-    "tool_uses",
-    "delegations",
-    "gui_steps",
-    "gate_rounds",
-    "gate_passed",
-    "duration_s",
+# result.json's fields on the page; success repeats the score and tokens show in the timeline.
+SHOWN_FIELDS = tuple(
+    name for name in RESULT_FIELDS if name not in ("success", "input_tokens", "output_tokens")
 )
 VERDICTS = {True: "passed", False: "rejected", None: "inconclusive"}
 ROUND_KEYS_SHOWN = {"round", "passed", "decided", "decided_by", "gaps", "gap_layers", "source"}
@@ -216,7 +205,7 @@ def write_trajectory_html(run_dir: Path) -> Path:
     plans = [e for e in events if e.get("event") == "plan" and e.get("agent") == "main"]
     rows = [
         [td(esc(name)), td(money(result[name]) if name == "cost_usd" else fmt(result[name]))]
-        for name in RESULT_FIELDS
+        for name in SHOWN_FIELDS
         if name in result
     ]
     plan = "".join(
