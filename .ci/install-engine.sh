@@ -17,6 +17,11 @@ fail() { echo "install-engine: $*" >&2; exit 1; }
 
 missing=()
 for package in "${PACKAGES[@]}"; do
+    # An npm already on the PATH will do (a machine's Node.js from elsewhere ships its own npm, and
+    # Debian's npm package would conflict with it).
+    if [ "$package" = npm ] && command -v npm >/dev/null; then
+        continue
+    fi
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
