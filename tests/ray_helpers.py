@@ -138,9 +138,11 @@ def descendants(root: int) -> set[int]:
 def containers_of(pids: set[int]) -> list[str]:
     """StateAct containers (any state) started by one of `pids` (their owner label's pid)."""
     found = []
-    for container in docker_client().containers.list(all=True, filters={"label": LABEL}):
-        owner = container.labels.get("stateact.owner", "")
+    # The low-level listing: the high-level one inspects each container afterwards, which races
+    # with a sandbox being removed at that moment (a 404).
+    for info in docker_client().api.containers(all=True, filters={"label": LABEL}):
+        owner = (info.get("Labels") or {}).get("stateact.owner", "")
         parts = owner.rsplit(":", 2)
         if len(parts) == 3 and parts[1].isdigit() and int(parts[1]) in pids:
-            found.append(container.name)
+            found.append(info["Names"][0].lstrip("/"))
     return found
