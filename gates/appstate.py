@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -29,6 +30,11 @@ log = logging.getLogger(__name__)
 UNO_PIPE = "stateact-uno"
 OFFICE_BINARY = "/usr/lib/libreoffice/program/soffice.bin"
 OBSERVER_TIMEOUT_S = 20.0
+# A save started just before `finish` (ctrl+s, then finish at once) may still be writing when the
+# gate looks; a loaded machine takes seconds for a large workbook. Modified documents are asked
+# again for this long before their unsaved state counts.
+SAVE_SETTLE_S = 8.0
+SAVE_POLL_S = 0.5
 
 UNO_OBSERVER = f"""
 import json, os
@@ -157,6 +163,20 @@ def observe_open_documents(sandbox) -> AppState:
         if isinstance(d, dict)
     ]
     return AppState(asked=True, documents=documents)
+
+
+def settled_open_documents(
+    sandbox, settle_s: float = SAVE_SETTLE_S, poll_s: float = SAVE_POLL_S
+) -> AppState:
+    """The office's answer once no save is in flight: while a document still reports unsaved
+    changes, ask again until none does or `settle_s` has passed (a save in progress clears the
+    flag when its file is written; a document nobody saves keeps it, and costs the wait once)."""
+    deadline = time.monotonic() + settle_s
+    state = observe_open_documents(sandbox)
+    while any(d.modified for d in state.documents) and time.monotonic() < deadline:
+        time.sleep(poll_s)
+        state = observe_open_documents(sandbox)
+    return state
 
 
 def open_markers(path: str) -> list[tuple[str, str]]:

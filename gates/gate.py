@@ -30,7 +30,7 @@ from harness.kernel.records import RunRecord
 from harness.tools import BashTool, EditorTool
 from sandboxes import open_sandbox
 
-from .appstate import AppState, observe_open_documents
+from .appstate import AppState, settled_open_documents
 from .probes import run_probe, validate_probe
 from .structural import check_deliverables, named_paths
 from .verdict import Verdict, rejected, undecided
@@ -169,9 +169,10 @@ class Gate:
 
     def observe(self) -> dict:
         """What only the live sandbox knows: files changed since the start (listed live, since a
-        committed snapshot keeps whole-second mtimes) and what open applications say."""
+        committed snapshot keeps whole-second mtimes) and what open applications say. The
+        applications are asked first, so a save that finishes while they settle is listed."""
+        apps = settled_open_documents(self.sandbox)
         changed = self.sandbox.call("fs.changed", since=self.started_at)
-        apps = observe_open_documents(self.sandbox)
         return {"changed_paths": changed["paths"], "open_documents": apps}
 
     def assess(self, view, observed: dict, label: str = "gate") -> Verdict:

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,23 @@ def local_sandbox():
 
     with open_sandbox(SandboxConfig(backend="local", memory_mb=2048)) as sandbox:
         yield sandbox
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One container as the engine's listing showed it."""
+
+    id: str
+    name: str
+    labels: dict
+
+
+def listed_containers(label: str = "stateact.managed", running_only: bool = False) -> list[Listed]:
+    """Containers carrying `label`, from one listing call. docker-py's `containers.list` inspects
+    each container afterwards and fails with a 404 on a sandbox removed in between."""
+    from sandboxes.docker_backend import docker_client
+
+    infos = docker_client().api.containers(all=not running_only, filters={"label": label})
+    return [
+        Listed(info["Id"], info["Names"][0].lstrip("/"), info.get("Labels") or {}) for info in infos
+    ]

@@ -9,6 +9,7 @@ import socket
 import subprocess
 from collections.abc import Iterator
 
+import docker
 import pytest
 
 from harness.apps.ray_cluster import RESOURCE
@@ -104,13 +105,13 @@ def marked_containers(marker: str) -> list[str]:
     """StateAct containers (any state) whose environment carries `STATEACT_RAY_TEST=marker`."""
     found = []
     client = docker_client()
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
-        try:
-            env = container.attrs["Config"]["Env"] or []
-        except KeyError:
+    for info in client.api.containers(all=True, filters={"label": LABEL}):
+        try:  # a sandbox removed since the listing is not left behind
+            env = client.api.inspect_container(info["Id"])["Config"]["Env"] or []
+        except (docker.errors.NotFound, KeyError):
             continue
         if f"STATEACT_RAY_TEST={marker}" in env:
-            found.append(container.name)
+            found.append(info["Names"][0].lstrip("/"))
     return found
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 
+from harness.cli import main
 from harness.cli.check import run as check_run
 from tasks.cache import cache_name
 from tasks.evaluate import combine, evaluate
@@ -267,10 +268,12 @@ def test_check_command(calc_setup, tmp_path, capsys):
     assert (tmp_path / "w/evaluation/metric0/result/data.xlsx").is_file()
     assert check_run(argparse.Namespace(**{**vars(args), "cache": None})) == 0
     assert json.loads(capsys.readouterr().out)["score"] == 0.0
-    assert check_run(argparse.Namespace(**{**vars(args), "task": str(tmp_path / "nope.json")})) == 2
+    argv = ["check", str(tmp_path / "nope.json"), "--root", str(root)]
+    assert main(argv) == 2
     err = capsys.readouterr().err
     assert "does not exist" in err and err.count("\n") == 1
-    assert check_run(argparse.Namespace(**{**vars(args), "root": str(tmp_path / "noroot")})) == 2
+    assert main(["check", args.task, "--root", str(tmp_path / "noroot")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
 
 
 def test_evaluate_never_raises_on_the_osworld_tasks(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 
 from gates.bench.office import office_edit
 
-from .conftest import require_image
+from .conftest import listed_containers, require_image
 
 BOOK = "/home/user/sales.xlsx"
 INSTRUCTION = f"Put the total of B1:B3 into B4 of {BOOK} as a formula."
@@ -26,10 +26,9 @@ def stateact(*args: str) -> subprocess.CompletedProcess:
 
 def orphans() -> set[str]:
     """Sandboxes whose starting process has ended (each `stateact gate` is such a process)."""
-    from sandboxes.docker_backend import docker_client
     from sandboxes.lifecycle import owner_is_gone
 
-    listed = docker_client().containers.list(all=True, filters={"label": "stateact.managed"})
+    listed = listed_containers()
     return {c.id for c in listed if owner_is_gone(c.labels.get("stateact.owner", ""))}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from gates import Gap, Verdict
-from gates.appstate import OBSERVER_ARGV, observe_open_documents
+from gates.appstate import OBSERVER_ARGV, observe_open_documents, settled_open_documents
 from gates.verdict import rejected, undecided
 
 
@@ -54,3 +54,30 @@ def test_an_observer_that_fails_or_talks_nonsense_means_not_asked():
     missing = {"asked": False, "reason": "no LibreOffice is running"}
     state = observe_open_documents(Answers(0, json.dumps(missing)))
     assert not state.asked and state.reason == "no LibreOffice is running"
+
+
+class Saving:
+    """An office whose document reports unsaved changes for its first `busy` answers (a save in
+    flight), then saved; `busy=None` never saves."""
+
+    def __init__(self, busy: int | None):
+        self.busy = busy
+        self.asked = 0
+
+    def exec(self, argv, timeout=120.0, user="user"):
+        self.asked += 1
+        modified = self.busy is None or self.asked <= self.busy
+        document = {"path": "/home/user/a.xlsx", "modified": modified}
+        return 0, json.dumps({"asked": True, "documents": [document]})
+
+
+def test_a_save_in_flight_is_waited_for_and_an_unsaved_document_is_not():
+    saving = Saving(busy=3)
+    state = settled_open_documents(saving, settle_s=5.0, poll_s=0.01)
+    assert state.open_document("/home/user/a.xlsx").modified is False and saving.asked == 4
+    never = Saving(busy=None)
+    state = settled_open_documents(never, settle_s=0.1, poll_s=0.01)
+    assert state.open_document("/home/user/a.xlsx").modified is True and never.asked >= 2
+    saved = Saving(busy=0)
+    settled_open_documents(saved, settle_s=5.0, poll_s=0.01)
+    assert saved.asked == 1  # nothing unsaved: asked once, no waiting

@@ -16,7 +16,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from PIL import Image
 
-from .conftest import REPO, require_image
+from .conftest import REPO, listed_containers, require_image
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -48,9 +48,7 @@ def png_bytes() -> bytes:
 
 
 def managed_containers(owner: str | None = None) -> list:
-    from sandboxes.docker_backend import docker_client
-
-    containers = docker_client().containers.list(all=True, filters={"label": "stateact.managed"})
+    containers = listed_containers()
     return [c for c in containers if owner is None or c.labels.get("stateact.owner") == owner]
 
 

@@ -14,7 +14,7 @@ import pytest
 from harness.kernel.core import ToolError
 from sandboxes import SandboxConfig, SandboxError, open_sandbox
 
-from .conftest import REPO, require_image, stateact
+from .conftest import REPO, listed_containers, require_image, stateact
 
 pytestmark = pytest.mark.docker
 
@@ -62,7 +62,7 @@ def test_ten_megabytes_of_output_are_cut_in_the_middle(base_sandbox):
 def test_fork_bomb_is_contained():
     # A sandbox of its own: the bomb keeps its process table full until the container goes.
     require_image("base")
-    from sandboxes.docker_backend import LABEL, docker_client
+    from sandboxes.docker_backend import LABEL
 
     with open_sandbox(SandboxConfig(image="base", memory_mb=512, pids_limit=128)) as sandbox:
         bomb = "bomb() { bomb | bomb & }; bomb"
@@ -71,7 +71,7 @@ def test_fork_bomb_is_contained():
         stats = sandbox.container.stats(stream=False)
         assert 0 < stats["pids_stats"]["current"] <= 128  # held at the sandbox's limit
         name = sandbox.id
-    names = {c.name for c in docker_client().containers.list(all=True, filters={"label": LABEL})}
+    names = {c.name for c in listed_containers(LABEL)}
     assert name not in names  # closing removed the container with the bomb in it
 
 
@@ -173,9 +173,9 @@ ORPHAN_SCRIPT = textwrap.dedent(
 
 
 def _containers() -> set[str]:
-    from sandboxes.docker_backend import LABEL, docker_client
+    from sandboxes.docker_backend import LABEL
 
-    return {c.name for c in docker_client().containers.list(all=True, filters={"label": LABEL})}
+    return {c.name for c in listed_containers(LABEL)}
 
 
 def test_killed_owner_leaves_an_orphan_that_the_next_start_reaps():

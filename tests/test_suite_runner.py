@@ -19,7 +19,7 @@ from harness.kernel.core import StateActError
 from harness.run.config import RunConfig
 from tasks.schema import load_task
 
-from .conftest import OSWORLD_EXAMPLES, REPO, require_image, stateact
+from .conftest import OSWORLD_EXAMPLES, REPO, listed_containers, require_image, stateact
 
 BUNDLED = REPO / "tasks" / "suites" / "longhorizon"
 
@@ -326,8 +326,6 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes_the_rest(tmp_path):
     import signal
     import time
 
-    from sandboxes.docker_backend import docker_client
-
     suite, out = tmp_path / "suite", tmp_path / "out"
     for n in range(1, 4):
         write_task(
@@ -363,7 +361,7 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes_the_rest(tmp_path):
         out / "runs" / "t-os-001" / "result.json"
     ).exists()  # interrupted: left for --resume
     assert not (out / "runs" / "t-os-003").exists()  # queued: never started
-    owners = [c.labels.get("stateact.owner", "") for c in docker_client().containers.list()]
+    owners = [c.labels.get("stateact.owner", "") for c in listed_containers(running_only=True)]
     assert not any(owner.startswith(f"vm:{child.pid}:") for owner in owners)  # every sandbox closed
     done = stateact(
         "suite",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from harness.kernel.core import StateActError
@@ -40,13 +39,8 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score one task; prints the result JSON on stdout, or one sentence on stderr and returns 2."""
-    try:
-        payload = check(args)
-    except StateActError as exc:
-        print(f"stateact: error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(payload, indent=2))
+    """Score one task and print the result JSON (bad input raises StateActError: exit 2)."""
+    print(json.dumps(check(args), indent=2))
     return 0
 
 

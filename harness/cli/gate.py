@@ -53,12 +53,8 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Prints the verdict (0), or one sentence on stderr (2)."""
-    try:
-        result = gate(args)
-    except StateActError as exc:
-        print(f"stateact: error: {exc}", file=sys.stderr)
-        return 2
+    """Prints the verdict (0); bad input raises StateActError, which `main` turns into exit 2."""
+    result = gate(args)
     print(json.dumps(result.to_json(evidence=args.json), indent=None if args.json else 2))
     if result.then is not None and result.then.failed:
         print(

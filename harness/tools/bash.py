@@ -30,11 +30,9 @@ class BashTool:
             name=self.name,
             description=(
                 "Run a command in a persistent bash shell inside the task's machine (user `user`, "
-                "home /home/user). State (cwd, variables) persists between calls. A "
-                "command that runs "
-                "past its timeout is interrupted and its partial output returned. "
-                "Use `restart: true` "
-                "to get a fresh shell."
+                "home /home/user). State (cwd, variables) persists between calls. A command "
+                "that runs past its timeout is interrupted and its partial output returned. "
+                "Use `restart: true` to get a fresh shell."
             ),
             input_schema={
                 "type": "object",

@@ -20,11 +20,10 @@ class PythonTool:
         return ToolSpec(
             name=self.name,
             description=(
-                "Run Python 3 code in a persistent interpreter inside the task's "
-                "machine; variables and "
-                "imports survive between calls. openpyxl, python-docx, python-pptx, "
-                "lxml and sqlite3 are "
-                "available. Prints and the value of a trailing expression are returned."
+                "Run Python 3 code in a persistent interpreter inside the task's machine; "
+                "variables and imports survive between calls. openpyxl, python-docx, "
+                "python-pptx, lxml and sqlite3 are available. Prints and the value of a "
+                "trailing expression are returned."
             ),
             input_schema={
                 "type": "object",
