@@ -34,6 +34,26 @@ def test_grounder_points_are_read_from_common_answer_shapes(answer, point):
     assert parse_point(answer) == point
 
 
+@pytest.mark.parametrize(
+    ("answer", "coordinates", "point"),
+    [
+        ("(640, 400)", "pixels", (640, 400)),
+        ("(500, 250)", "0-1000", (640, 200)),
+        ("[0.5, 0.25]", "0-1", (640, 200)),
+    ],
+)
+def test_grounder_points_on_other_scales_become_screenshot_pixels(answer, coordinates, point):
+    assert parse_point(answer, (1280, 800), coordinates) == point
+
+
+def test_a_point_outside_the_screenshot_names_the_coordinates_option():
+    # A 0-1000 grounder read as pixels lands off an 800-pixel-high screen: say so, do not click.
+    with pytest.raises(ToolError, match="outside the 1280x800 screenshot.*--grounder-coordinates"):
+        parse_point("(500, 900)", (1280, 800))
+    with pytest.raises(ToolError, match="outside"):
+        parse_point("(-3, 10)", (1280, 800))
+
+
 def test_a_grounder_answer_without_a_point_is_a_tool_error():
     with pytest.raises(ToolError, match="the grounder gave no point"):
         parse_point("I cannot see it")
@@ -110,7 +130,9 @@ def test_or_scores_and_node_agents_are_checked():
     [
         (["--grounder", "openai/g"], "add --control lstc"),
         (["--control", "lstc", "--grounder", "anthropic/claude"], "OpenAI-compatible"),
-        (["--control", "lstc", "--grounder-base-url", "http://127.0.0.1:9/v1"], "needs --grounder"),
+        (["--control", "lstc", "--grounder-base-url", "http://127.0.0.1:9/v1"], "need --grounder"),
+        (["--control", "lstc", "--grounder-coordinates", "0-1"], "need --grounder"),
+        (["--control", "lstc", "--grounder", "openai/g", "--grounder-coordinates", "km"], "choose"),
     ],
 )
 def test_bad_grounder_options_are_one_sentence_and_exit_2(tmp_path, extra, message):
@@ -156,9 +178,11 @@ def test_the_grounder_options_reach_the_lstc_settings():
             "openai/gta1-7b",
             "--grounder-base-url",
             "http://127.0.0.1:9/v1",
+            "--grounder-coordinates",
+            "0-1000",
         ]
     )
     config = build_config(args)
-    assert config.lstc.grounder == "openai/gta1-7b"
+    assert config.lstc.grounder == "openai/gta1-7b" and config.lstc.grounder_coordinates == "0-1000"
     assert config.lstc.grounder_base_url == "http://127.0.0.1:9/v1"
     assert config.lstc.no_change_steps == 3 and config.lstc.repair_retries == 3

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.control.lstc_gui import grounder_options
+from harness.control.lstc_gui import COORDINATE_SCALES, grounder_options
 from harness.control.memory import LessonStore
 from harness.kernel.core import StateActError, require_one_of
 from harness.kernel.display import visible
@@ -98,6 +98,13 @@ def add_run_options(parser) -> None:
     )
     parser.add_argument(
         "--grounder-base-url", help="the grounder's endpoint (default: the main model's)"
+    )
+    parser.add_argument(
+        "--grounder-coordinates",
+        choices=list(COORDINATE_SCALES),
+        default=None,
+        help="what the grounder's answers measure: screenshot pixels (GTA1, Qwen2.5-VL; default), "
+        "a 0-1000 grid (UI-TARS) or fractions 0-1",
     )
     add_host_paths_option(parser)
     parser.add_argument(
@@ -197,8 +204,9 @@ def build_config(args) -> RunConfig:
         )
         config.lstc.grounder = grounder
         config.lstc.grounder_base_url = args.grounder_base_url
-    elif getattr(args, "grounder_base_url", None):
-        raise StateActError("--grounder-base-url needs --grounder.")
+        config.lstc.grounder_coordinates = getattr(args, "grounder_coordinates", None) or "pixels"
+    elif getattr(args, "grounder_base_url", None) or getattr(args, "grounder_coordinates", None):
+        raise StateActError("--grounder-base-url and --grounder-coordinates need --grounder.")
     return config
 
 

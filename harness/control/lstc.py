@@ -149,7 +149,9 @@ class LstcController:
             options = grounder_options(
                 self.settings.grounder, config.model_options, self.settings.grounder_base_url
             )
-            grounder = Grounder(self.settings.grounder, options, stats)
+            grounder = Grounder(
+                self.settings.grounder, options, stats, self.settings.grounder_coordinates
+            )
             self.gui = GuiChannel(sandbox, tuple(config.sandbox.display_size), grounder, stats)
             self.tools = TOOLS + GUI_TOOLS
         self.changed: dict[str, tuple] = {}

@@ -26,12 +26,30 @@ GROUNDER_SYSTEM = (
 POINT = re.compile(r"(-?\d+(?:\.\d+)?)\s*[,\s]\s*(-?\d+(?:\.\d+)?)")
 
 
-def parse_point(text: str) -> tuple[float, float]:
-    """The first `x, y` pair in a grounder's answer: `(412, 230)`, `[412,230]`, `x=412 y=230`..."""
+# What a grounder's numbers measure: screenshot pixels (GTA1, Qwen2.5-VL), a 0-1000 grid
+# (UI-TARS, Qwen-VL 1/2, CogAgent) or fractions of the width and height (0-1).
+COORDINATE_SCALES = {"pixels": None, "0-1000": 1000.0, "0-1": 1.0}
+
+
+def parse_point(
+    text: str, size: tuple[int, int] | None = None, coordinates: str = "pixels"
+) -> tuple[float, float]:
+    """The first `x, y` pair in a grounder's answer (`(412, 230)`, `[412,230]`, `x=412 y=230`…)
+    in screenshot pixels; with `size`, a point outside the screenshot is a ToolError."""
     found = POINT.search(re.sub(r"[a-zA-Z_]+\s*[=:]", " ", text or ""))
     if found is None:
         raise ToolError(f"the grounder gave no point (it answered {(text or '')[:80]!r})")
-    return float(found.group(1)), float(found.group(2))
+    x, y = float(found.group(1)), float(found.group(2))
+    full = COORDINATE_SCALES[coordinates]
+    if full is not None and size is not None:
+        x, y = x / full * size[0], y / full * size[1]
+    if size is not None and not (0 <= x < size[0] and 0 <= y < size[1]):
+        raise ToolError(
+            f"the grounder's point ({found.group(1)}, {found.group(2)}) read as {coordinates} is "
+            f"outside the {size[0]}x{size[1]} screenshot; if it answers on another scale, set "
+            f"--grounder-coordinates ({', '.join(COORDINATE_SCALES)})"
+        )
+    return x, y
 
 
 def grounder_options(spec: str, main: ModelConfig, base_url: str | None) -> ModelConfig:
@@ -48,10 +66,11 @@ def grounder_options(spec: str, main: ModelConfig, base_url: str | None) -> Mode
 class Grounder:
     """A vision model that locates a described element on a screenshot."""
 
-    def __init__(self, spec: str, options: ModelConfig, stats=None):
+    def __init__(self, spec: str, options: ModelConfig, stats=None, coordinates: str = "pixels"):
         self.model = make_model(spec, options)
         self.name = spec.partition("/")[2]
         self.stats = stats
+        self.coordinates = coordinates
 
     def locate(self, png: bytes, target: str, size: tuple[int, int]) -> tuple[float, float]:
         image = {
@@ -68,7 +87,7 @@ class Grounder:
         if self.stats is not None:
             self.stats.usage.add(reply.usage)
             self.stats.model_turns += 1
-        return parse_point(reply.text)
+        return parse_point(reply.text, size, self.coordinates)
 
 
 class GuiChannel:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.kernel.context import CompactionConfig
@@ -108,6 +110,8 @@ class LstcConfig(BaseModel):
     """The GUI channel's grounder, an OpenAI-compatible vision model `openai/NAME`; None: no GUI."""
     grounder_base_url: str | None = None
     """The grounder's endpoint; None uses the main model's (same provider) or OPENAI_BASE_URL."""
+    grounder_coordinates: Literal["pixels", "0-1000", "0-1"] = "pixels"
+    """What the grounder's numbers measure: screenshot pixels, a 0-1000 grid, or fractions."""
 
 
 class RunConfig(BaseModel):
