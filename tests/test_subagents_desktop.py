@@ -225,6 +225,15 @@ def test_gui_bad_input_is_a_tool_error_and_the_specialist_goes_on(desktop_sandbo
     assert _images(model.calls[-1]["messages"])[-1].size == DECLARED
 
 
+def test_an_action_where_the_pointer_already_is_does_not_wait_for_it_to_move(desktop_sandbox):
+    desktop = Desktop(desktop_sandbox, SCREEN)
+    here = [["mousemove", "--sync", "300", "300"]]
+    desktop.act(here, SCREEN, settle_s=0.0)
+    began = time.monotonic()
+    desktop.act([*here, ["click", "1"]], SCREEN)  # xdotool's --sync alone would wait 15 s here
+    assert time.monotonic() - began < 5 and desktop.cursor() == (300, 300)
+
+
 @pytest.fixture(scope="module")
 def page_url(desktop_sandbox):
     desktop_sandbox.call(
