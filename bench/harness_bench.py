@@ -7,7 +7,7 @@ import tempfile
 import time
 
 from harness.kernel.core import ModelReply, ToolResult, ToolSpec, Usage
-from harness.kernel.loop import LoopConfig, NoteHook, ToolLoop
+from harness.kernel.loop import LoopConfig, NoteHook, RunScope, ToolLoop
 from harness.kernel.records import RunRecord
 from harness.tools.finish import FinishTool
 
@@ -61,7 +61,7 @@ def _overhead(with_record: bool) -> float:
             model,
             [NoopTool(), FinishTool(lambda: 99)],
             "system",
-            record=record,
+            scope=RunScope(record=record),
             config=LoopConfig(max_turns=TURNS + 1),
             hooks=[NoteHook(lambda: "<plan>\n[ ] x\n</plan>")],
         )

@@ -4,7 +4,8 @@ methods (kept here so `make bench` can show the round trip before and after).
 Every call sent the whole driver source inside a Python cell of a named interpreter session; the
 driver printed its result after a marker, a screenshot as base64 inside that JSON line, inside the
 cell's stdout, inside the toolbox's JSON answer. Run this way the driver cannot import its helper
-module, so its settle wait grabs the screen at every poll, as it did before the DAMAGE watch.
+module, so its settle wait grabs the screen at every poll, as it did before the DAMAGE watch; and
+its `act` keeps the settle wait it had then (unchanged for 0.25 s, whatever the action drew).
 """
 
 from __future__ import annotations
@@ -30,6 +31,38 @@ def _sa_call(name, args_json):
         reply = {"ok": False, "error": describe(exc)}
     print(MARKER + _json.dumps(reply))
 MARKER = %r
+
+def _settle_before(cap_s, quiet_s=0.25, poll_s=0.04):
+    # The settle wait as it was: unchanged for 0.25 s after the commands, whatever they did.
+    began = time.monotonic()
+    frame = _grab()
+    digest = hashlib.blake2b(frame.tobytes(), digest_size=16).digest()
+    changed_at = began
+    while time.monotonic() - began < cap_s:
+        time.sleep(poll_s)
+        frame = _grab()
+        current = hashlib.blake2b(frame.tobytes(), digest_size=16).digest()
+        now = time.monotonic()
+        if current != digest:
+            digest, changed_at = current, now
+        elif now - changed_at >= quiet_s:
+            break
+    return frame
+
+def _act_before(commands, width, height, settle_s=2.0):
+    for command in commands:
+        if command[0] == "sleep":
+            time.sleep(float(command[1]))
+            continue
+        if command[0] == "type":
+            _bind_characters(command[-1])
+        _xdotool(command)
+    if settle_s is None:
+        return {}
+    _size(width, height)
+    return _png(_settle_before(settle_s) if settle_s > 0 else _grab(), width, height)
+
+FUNCTIONS = {**FUNCTIONS, "act": _act_before}
 """
 
 

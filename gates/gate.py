@@ -25,8 +25,7 @@ from harness.kernel.core import (
     ToolResult,
     ToolSpec,
 )
-from harness.kernel.loop import LoopConfig, RunStats, ToolLoop
-from harness.kernel.records import RunRecord
+from harness.kernel.loop import LoopConfig, RunScope, ToolLoop
 from harness.tools import BashTool, EditorTool
 from sandboxes import open_sandbox
 
@@ -130,17 +129,18 @@ class Gate:
         started_at: float,
         initially_present: dict[str, bool],
         max_turns: int = 30,
-        stats: RunStats | None = None,
-        record: RunRecord | None = None,
+        scope: RunScope | None = None,
     ) -> None:
+        """`scope` holds the run's counters and record the gate's model turns join (a fresh one
+        when the gate runs alone)."""
         self.instruction = instruction
         self.sandbox = sandbox
         self.model = model
         self.started_at = started_at
         self.initially_present = initially_present
         self.max_turns = max_turns
-        self.stats = stats or RunStats()
-        self.record = record
+        self.scope = scope or RunScope()
+        self.record = self.scope.record
 
     @staticmethod
     def present(sandbox, instruction: str) -> dict[str, bool]:
@@ -207,8 +207,7 @@ class Gate:
             PROMPT,
             agent=label,
             config=LoopConfig(max_turns=self.max_turns),
-            stats=self.stats,
-            record=self.record,
+            scope=self.scope,
             finish_tool="verdict",
         )
         changed_list = "\n".join(f"- {c['path']}" for c in changed[:200]) or "(none)"

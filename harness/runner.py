@@ -154,12 +154,12 @@ def _run_agent(context: RunContext):
         return run_control(context)
     hooks = StateActHooks(context)
     delegate = DelegateTool(context) if context.config.subagents.enabled else None
+    delegate = hooks.wrap_delegate(delegate)
     agent = MainAgent(
         context,
         review=hooks.guard_finish(gate_review(context, hooks.on_decision), context.record),
-        delegate_tool=hooks.wrap_delegate(delegate),
+        tools=[*([delegate] if delegate is not None else []), *main_agent_extra_tools(context)],
         hooks=hooks.loop_hooks,
-        extra_tools=main_agent_extra_tools(context),
     )
     context.outcome.status = "running"
     if context.resume:

@@ -9,11 +9,10 @@ transcript never enters the caller's context.
 from __future__ import annotations
 
 import itertools
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gates import build_review
+from gates import build_subtask_review
 from harness.kernel.core import (
     BudgetExceeded,
     Finished,
@@ -114,23 +113,27 @@ class DelegateTool:
     name = "delegate"
 
     def __init__(
-        self,
-        context: RunContext,
-        *,
-        depth: int = 1,
-        allowed: list[str] | None = None,
-        parent: str = "main",
-        shared: SharedState | None = None,
+        self, context: RunContext, *, parent: str = "main", allowed: list[str] | None = None
     ):
+        """`parent` names the agent that holds the tool; `allowed` narrows the run's
+        specialists."""
         self.context = context
         sandbox, config = context.sandbox, context.config
         self.sandbox, self.config, self.record = sandbox, config, context.record
         self.stats, self.model = context.stats, context.model
-        self.depth = depth
+        self.depth = 1
         self.parent = parent
         available = available_specialists(config)
         self.specialists = [name for name in available if allowed is None or name in allowed]
-        self.shared = shared or SharedState(sandbox, tuple(config.sandbox.display_size))
+        self.shared = SharedState(sandbox, tuple(config.sandbox.display_size))
+
+    def for_agent(self, parent: str, allowed: list[str], *, deeper: bool = False) -> DelegateTool:
+        """The `delegate` tool of an agent this one's holder started (`deeper`: a worker one level
+        down): it shares the run's naming counter, desktop and browser."""
+        tool = DelegateTool(self.context, parent=parent, allowed=allowed)
+        tool.depth = self.depth + 1 if deeper else self.depth
+        tool.shared = self.shared
+        return tool
 
     def spec(self) -> ToolSpec:
         choices = "; ".join(f"`{name}`: {DESCRIPTIONS[name]}" for name in self.specialists)
@@ -180,8 +183,7 @@ class DelegateTool:
                 max_cost_usd=self.config.loop.max_cost_usd,
                 max_wall_s=self.config.loop.max_wall_s,
             ),
-            stats=self.stats,
-            record=self.record,
+            scope=self.context,
             hooks=[NoteHook(note)] if note else [],
             finish_tool="report",
         )
@@ -212,24 +214,13 @@ class DelegateTool:
         plan = Plan()
         tools = worker_tools(self.sandbox, self.depth, plan)
         if self.depth < self.config.subagents.worker_depth:
-            tools.append(
-                DelegateTool(
-                    self.context,
-                    depth=self.depth + 1,
-                    allowed=["worker"],
-                    parent=name,
-                    shared=self.shared,
-                )
-            )
+            tools.append(self.for_agent(name, ["worker"], deeper=True))
         review = self._nested_review(task) if self.config.subagents.nested_gate else None
         return [*tools, ReportTool(review)], plan_note(plan)
 
     def _nested_review(self, task: str):
-        """The worker's own finish gate (the nested ablation), judging its subtask; its rounds are
-        counted apart from the main agent's gate."""
-        return build_review(
-            task, self.sandbox, self.config, self.record, self.stats, time.time(), self.model
-        )
+        """The worker's own finish gate (the nested ablation), judging its subtask."""
+        return build_subtask_review(self.context, task)
 
 
 def _seed(task: str, facts: str | None) -> str:

@@ -41,7 +41,7 @@ def test_compaction_keeps_requests_bounded_and_growth_linear(local_sandbox, tmp_
     model = ScriptedModel(script(), context_window=WINDOW)
     config = RunConfig(model="script/x")
     config.loop.max_turns = TURNS + 10
-    agent = MainAgent(RunContext(config, model, local_sandbox))
+    agent = MainAgent(RunContext(config=config, model=model, sandbox=local_sandbox))
     end = agent.run("Count with seq for a long time.")
     assert end.status == "script_exhausted"
 

@@ -8,7 +8,15 @@ import pytest
 
 from harness.control.main_agent import MainAgent
 from harness.kernel.core import Finished
-from harness.kernel.loop import CUT_CALL, CUT_NUDGE, LoopConfig, LoopHook, NoteHook, ToolLoop
+from harness.kernel.loop import (
+    CUT_CALL,
+    CUT_NUDGE,
+    LoopConfig,
+    LoopHook,
+    NoteHook,
+    RunScope,
+    ToolLoop,
+)
 from harness.kernel.records import RunRecord, load_events
 from harness.models import ModelConfig
 from harness.models.anthropic_model import AnthropicModel
@@ -35,7 +43,12 @@ def loop_over(
     model = ScriptedModel(turns)
     tools = [BashTool(sandbox), EditorTool(sandbox), FinishTool(lambda: 99)]
     loop = ToolLoop(
-        model, tools, "system", config=LoopConfig(max_turns=max_turns), record=record, hooks=hooks
+        model,
+        tools,
+        "system",
+        config=LoopConfig(max_turns=max_turns),
+        scope=RunScope(record=record),
+        hooks=hooks,
     )
     return loop, model
 
@@ -225,7 +238,7 @@ def test_the_main_agent_runs_over_the_memory_sandbox():
         finish(),
     ]
     model = ScriptedModel(turns)
-    agent = MainAgent(RunContext(config, model, sandbox))
+    agent = MainAgent(RunContext(config=config, model=model, sandbox=sandbox))
     end = agent.run("Write a.")
     assert end.status == "completed" and agent.steps_taken() == 3
     assert "at least" in loop_text(agent.loop.messages[2])  # finishing needs three steps first

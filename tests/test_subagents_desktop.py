@@ -152,7 +152,9 @@ def test_gui_types_into_a_cell_found_on_the_screen_and_saves_the_workbook(
         ]
     )
     stats, record = RunStats(), RunRecord(tmp_path / "run")
-    result = DelegateTool(RunContext(config, model, desktop_sandbox, record=record, stats=stats))(
+    result = DelegateTool(
+        RunContext(config=config, model=model, sandbox=desktop_sandbox, record=record, stats=stats)
+    )(
         agent="gui",
         task="Type 'Zoë 42' into the red cell C3 and save, keeping the format.",
         facts=f"The file is {BOOK}.",
@@ -208,7 +210,7 @@ def test_gui_bad_input_is_a_tool_error_and_the_specialist_goes_on(desktop_sandbo
             {"tool_calls": [{"name": "report", "input": {"text": "checked"}}]},
         ]
     )
-    result = DelegateTool(RunContext(config, model, desktop_sandbox))(
+    result = DelegateTool(RunContext(config=config, model=model, sandbox=desktop_sandbox))(
         agent="gui", task="Try things."
     )
     assert result.output.endswith("checked")
@@ -221,6 +223,15 @@ def test_gui_bad_input_is_a_tool_error_and_the_specialist_goes_on(desktop_sandbo
     assert "unknown action 'fly'" in texts[2] and "needs `text`" in texts[3]
     assert "scroll_direction" in texts[4] and "needs `coordinate`" in texts[5]
     assert _images(model.calls[-1]["messages"])[-1].size == DECLARED
+
+
+def test_an_action_where_the_pointer_already_is_does_not_wait_for_it_to_move(desktop_sandbox):
+    desktop = Desktop(desktop_sandbox, SCREEN)
+    here = [["mousemove", "--sync", "300", "300"]]
+    desktop.act(here, SCREEN, settle_s=0.0)
+    began = time.monotonic()
+    desktop.act([*here, ["click", "1"]], SCREEN)  # xdotool's --sync alone would wait 15 s here
+    assert time.monotonic() - began < 5 and desktop.cursor() == (300, 300)
 
 
 @pytest.fixture(scope="module")
@@ -298,9 +309,9 @@ def test_web_reads_the_dom_with_handles_and_changes_the_page_by_selector(
         ]
     )
     stats = RunStats()
-    result = DelegateTool(RunContext(config, model, desktop_sandbox, stats=stats))(
-        agent="web", task="Greet Zoë in French."
-    )
+    result = DelegateTool(
+        RunContext(config=config, model=model, sandbox=desktop_sandbox, stats=stats)
+    )(agent="web", task="Greet Zoë in French.")
     assert result.output.endswith("greeted") and stats.gui_steps == 0
     outcomes = _results(model.calls[-1]["messages"])[:7]
     assert not any(r["is_error"] for r in outcomes), [_text(r) for r in outcomes]
@@ -329,7 +340,9 @@ def test_web_failures_are_tool_errors_and_the_specialist_goes_on(desktop_sandbox
             call("report", text="done"),
         ]
     )
-    DelegateTool(RunContext(config, model, desktop_sandbox))(agent="web", task="Try things.")
+    DelegateTool(RunContext(config=config, model=model, sandbox=desktop_sandbox))(
+        agent="web", task="Try things."
+    )
     outcomes = _results(model.calls[-1]["messages"])[:6]
     assert [r["is_error"] for r in outcomes] == [True, False, True, True, True, False], [
         _text(r) for r in outcomes

@@ -84,23 +84,27 @@ def test_unknown_action_and_unexpected_params_are_tool_errors_before_touching_th
 def test_delegate_offers_only_enabled_specialists_and_names_them_on_a_bad_choice():
     config = RunConfig()
     model = ScriptedModel([])
-    tool = DelegateTool(RunContext(config, model, sandbox=None))
+    tool = DelegateTool(RunContext(config=config, model=model, sandbox=None))
     assert tool.spec().input_schema["properties"]["agent"]["enum"] == ["worker", "gui", "web"]
     with pytest.raises(ToolError, match="available ones are: worker, gui, web"):
         tool(agent="painter", task="x")
     no_act = RunConfig(preset="no-act")
     assert available_specialists(no_act) == ["worker", "web"]
     with pytest.raises(ToolError, match="no 'gui' specialist"):
-        DelegateTool(RunContext(no_act, model, None))(agent="gui", task="click it")
+        DelegateTool(RunContext(config=no_act, model=model, sandbox=None))(
+            agent="gui", task="click it"
+        )
     config.subagents.enabled = ["worker"]
     with pytest.raises(ToolError, match="available ones are: worker"):
-        DelegateTool(RunContext(config, model, None))(agent="web", task="x")
+        DelegateTool(RunContext(config=config, model=model, sandbox=None))(agent="web", task="x")
 
 
 def test_no_act_gives_the_main_agent_the_computer_tool():
     model = ScriptedModel([], name="claude-sonnet-4-5")
-    assert main_agent_extra_tools(RunContext(RunConfig(), model, None)) == []
-    tools = main_agent_extra_tools(RunContext(RunConfig(preset="no-act"), model, None))
+    assert main_agent_extra_tools(RunContext(config=RunConfig(), model=model, sandbox=None)) == []
+    tools = main_agent_extra_tools(
+        RunContext(config=RunConfig(preset="no-act"), model=model, sandbox=None)
+    )
     assert [tool.name for tool in tools] == ["computer"]
     assert tools[0].spec().native_params == {"display_width_px": 1280, "display_height_px": 720}
 

@@ -70,15 +70,14 @@ def test_a_long_exploration_adds_only_the_report_to_the_main_context(base_sandbo
         ]
     )
     stats, record = RunStats(), RunRecord(tmp_path / "run")
-    delegate = DelegateTool(
-        RunContext(RunConfig(), model, base_sandbox, record=record, stats=stats)
+    context = RunContext(
+        config=RunConfig(), model=model, sandbox=base_sandbox, record=record, stats=stats
     )
     main = ToolLoop(
         model,
-        [BashTool(base_sandbox), delegate, ReportTool()],
+        [BashTool(base_sandbox), DelegateTool(context), ReportTool()],
         "main",
-        stats=stats,
-        record=record,
+        scope=context,
         finish_tool="report",
     )
     end = main.run("Do the task.")
@@ -137,9 +136,9 @@ def test_worker_depth_two_allows_one_nested_worker_and_a_turn_cap_is_reported(ba
     config.subagents.worker_depth = 2
     config.subagents.max_turns = 2
     stats = RunStats()
-    result = DelegateTool(RunContext(config, model, base_sandbox, stats=stats))(
-        agent="worker", task="outer work"
-    )
+    result = DelegateTool(
+        RunContext(config=config, model=model, sandbox=base_sandbox, stats=stats)
+    )(agent="worker", task="outer work")
     outer, inner = model.calls[0], model.calls[1]
     assert "delegate" in _tool_names(outer) and "delegate" not in _tool_names(inner)
     outer_delegate = next(spec for spec in outer["tools"] if spec.name == "delegate")

@@ -25,7 +25,7 @@ from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
 
 from gates import Gate
 from harness.kernel.core import Model, StateActError, ToolError, ToolResult, require_one_of
-from harness.kernel.loop import RunStats
+from harness.kernel.loop import RunScope, RunStats
 from harness.kernel.records import RunRecord
 from harness.models import ModelConfig, endpoint_provider, make_model
 from harness.run.config import RunConfig
@@ -182,8 +182,7 @@ def run_check(entry: Entry, instruction: str, model: Model) -> dict:
             started_at=entry.started_at,
             initially_present=Gate.present(entry.sandbox, instruction),
             max_turns=RunConfig(model="gate").gate.max_turns,
-            stats=stats,
-            record=record,
+            scope=RunScope(stats=stats, record=record),
         )
         verdict = gate.judge()
         record.write_gate_round(1, {"round": 1, **verdict.to_json(), "source": verdict.decided_by})

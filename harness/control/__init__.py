@@ -49,15 +49,4 @@ def gate_review(context, on_decision=None):
         context.outcome.gate_rounds = round_number
         context.outcome.gate_passed = verdict.passed is True
 
-    return build_review(
-        context.task.instruction,
-        context.sandbox,
-        context.config,
-        context.record,
-        context.stats,
-        context.started_at,
-        context.model,
-        context.gate_model,
-        on_decision,
-        on_verdict=record_verdict,
-    )
+    return build_review(context, on_decision=on_decision, on_verdict=record_verdict)

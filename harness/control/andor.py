@@ -52,12 +52,12 @@ class AndOrController:
         self.config = context.config
         self.settings = context.config.andor
         self.record = record = context.record
-        self.stats = stats = context.stats
+        self.stats = context.stats
         self.review = review
         self.task_state = task_state
         self.run_dir = Path(record.dir) if record else None
         self.tree = Tree(instruction, self.run_dir)
-        self.ask = JsonAsker(model, stats, record, agent="planner")
+        self.ask = JsonAsker(model, context, agent="planner")
         self.stack: list[tuple[str, str]] = []
         self.actions = 0
         self.notes: list[str] = []

@@ -45,14 +45,7 @@ class ActionRunner:
         sandbox = self.context.sandbox
         tools = [BashTool(sandbox, session="andor"), PythonTool(sandbox), EditorTool(sandbox)]
         if self.delegate is not None:  # a code worker may hand a browser or screen part on
-            tools.append(
-                DelegateTool(
-                    self.context,
-                    allowed=self.specialists,
-                    parent="andor-worker",
-                    shared=self.delegate.shared,
-                )
-            )
+            tools.append(self.delegate.for_agent("andor-worker", self.specialists))
         return [*tools, ReportTool()]
 
     def run(self, node, instruction: str, done: str) -> tuple[bool, str]:
@@ -80,8 +73,7 @@ class ActionRunner:
                 max_cost_usd=self.config.loop.max_cost_usd,
                 max_wall_s=self.config.loop.max_wall_s,
             ),
-            stats=self.context.stats,
-            record=self.context.record,
+            scope=self.context,
             finish_tool="report",
         )
         end = loop.run(seed_text(instruction, done, node.goal))

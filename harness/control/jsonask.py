@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.kernel.core import Model
+from harness.kernel.loop import RunScope
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 RAW_RECORD_CHARS = 4000
@@ -60,18 +61,20 @@ class JsonAsker:
     def __init__(
         self,
         model: Model,
-        stats=None,
-        record=None,
+        scope: RunScope | None = None,
+        *,
         agent: str = "planner",
         retries: int = 1,
         main: bool = True,
     ):
+        """`scope` holds the run's counters and record (None: the calls are neither counted nor
+        recorded)."""
         self.model = model
         self.main = (
             main  # planner calls of a control mode are its main turns; a task-state init is not
         )
-        self.stats = stats
-        self.record = record
+        self.stats = scope.stats if scope is not None else None
+        self.record = scope.record if scope is not None else None
         self.agent = agent
         self.retries = retries
         self.calls = 0

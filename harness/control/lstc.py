@@ -134,14 +134,18 @@ class LstcController:
         self.review = review
         self.task_state = task_state
         self.ask = JsonAsker(
-            context.model, stats, record, agent="lstc", retries=self.settings.repair_retries
+            context.model, context, agent="lstc", retries=self.settings.repair_retries
         )
         self.state = LongTermState()
         self.python = PythonTool(sandbox, timeout_s=self.settings.action_timeout_s)
         stall = config.stall.model_copy(update={"no_progress_turns": self.settings.no_change_steps})
         self.detector = StallDetector(stall)
         self.abstractor = JsonAsker(
-            context.model, stats, record, "lstc-abstract", self.settings.repair_retries, main=False
+            context.model,
+            context,
+            agent="lstc-abstract",
+            retries=self.settings.repair_retries,
+            main=False,
         )
         self.gui = None
         self.tools = TOOLS

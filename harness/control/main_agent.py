@@ -48,16 +48,18 @@ class MainAgent:
         context: RunContext,
         *,
         review: Callable[[str], str | None] | None = None,
-        delegate_tool: Tool | None = None,
-        extra_tools: list[Tool] = (),
+        tools: list[Tool] = (),
         hooks: list[LoopHook] = (),
     ):
+        """`review` is the finish gate's; `tools` are what the run adds to the agent's own
+        (`delegate`, the `computer` tool under `no-act`); `hooks` join its loop after the compactor
+        and the plan note."""
         config, model = context.config, context.model
         self.config = config
         self.plan = Plan()
-        self.record = record = context.record
+        self.record = context.record
         self.stats = context.stats
-        tools = self._tools(context.sandbox, review, delegate_tool, list(extra_tools))
+        tools = self._tools(context.sandbox, review, list(tools))
         self.compactor = (
             Compactor(model, config.compaction, self.stats) if config.compaction.enabled else None
         )
@@ -68,12 +70,11 @@ class MainAgent:
             main_system_prompt(config.preset),
             agent="main",
             config=config.loop,
-            stats=self.stats,
-            record=record,
+            scope=context,
             hooks=[*own, *hooks],
         )
 
-    def _tools(self, sandbox, review, delegate_tool, extra_tools) -> list[Tool]:
+    def _tools(self, sandbox, review, added: list[Tool]) -> list[Tool]:
         finish = FinishTool(self.steps_taken, review)
         if self.config.preset == "bash-only":
             return [BashTool(sandbox), finish]
@@ -85,9 +86,7 @@ class MainAgent:
         ]
         if self.config.compaction.enabled:  # `no-sustain` drops the plan with compaction
             tools.append(PlanTool(self.plan, self._plan_changed))
-        if delegate_tool is not None:
-            tools.append(delegate_tool)
-        return [*tools, *extra_tools, finish]
+        return [*tools, *added, finish]
 
     def steps_taken(self) -> int:
         """Non-finish, non-plan tool calls so far: what earns the right to finish."""

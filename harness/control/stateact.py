@@ -30,8 +30,7 @@ def open_task_state(context) -> TaskState | None:
             context.task.instruction,
             context.model,
             run_dir=record.dir,
-            stats=context.stats,
-            record=record,
+            scope=context,
         )
     if config.task_state.milestones:
         state.listeners.append(MilestoneKeeper(context.sandbox, record, context.started_at))

@@ -90,13 +90,13 @@ class TaskState:
 
     @classmethod
     def initialize(
-        cls, instruction: str, model, *, run_dir: Path | None = None, stats=None, record=None
+        cls, instruction: str, model, *, run_dir: Path | None = None, scope=None
     ) -> TaskState:
         """Ask `model` (one tool-less JSON request) for the requirements; fall back to the
-        instruction."""
+        instruction. `scope` (a `RunScope`) counts and records the request."""
         from harness.control.jsonask import JsonAsker, prompt
 
-        asker = JsonAsker(model, stats, record, agent="task-state", main=False)
+        asker = JsonAsker(model, scope, agent="task-state", main=False)
         try:
             parsed, error = asker.ask(
                 prompt("task_state.md"),
@@ -123,6 +123,7 @@ class TaskState:
 
         state.values = {path: "named in the instruction" for path in named_paths(instruction)}
         state._write({"type": "init", **state.snapshot()})
+        record = scope.record if scope is not None else None
         if record is not None:
             record.append(
                 "task_state",

@@ -68,6 +68,17 @@ class RunStats:
         return time.monotonic() - self.started
 
 
+@dataclass(kw_only=True)
+class RunScope:
+    """What every agent of one run shares: the counters its budgets are checked against and the
+    record its events go to. The run layer's `RunContext` is one; a lone loop gets a fresh one."""
+
+    stats: RunStats = field(default_factory=RunStats)
+    """Counters every agent of the run adds to."""
+    record: RunRecord | None = None
+    """The run directory's record; None writes nothing."""
+
+
 class LoopHook:
     """A part of a run that joins the tool loop at named points; override the ones you need."""
 
@@ -105,8 +116,7 @@ class ToolLoop:
         *,
         agent: str = "main",
         config: LoopConfig | None = None,
-        stats: RunStats | None = None,
-        record: RunRecord | None = None,
+        scope: RunScope | None = None,
         hooks: list[LoopHook] = (),
         finish_tool: str = "finish",
     ):
@@ -116,8 +126,9 @@ class ToolLoop:
         self.system = system
         self.agent = agent
         self.config = config or LoopConfig()
-        self.stats = stats or RunStats()
-        self.record = record
+        scope = scope or RunScope()
+        self.stats = scope.stats
+        self.record = scope.record
         self.hooks = list(hooks)
         self.finish_tool = finish_tool
         self.messages: list[dict] = []

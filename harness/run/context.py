@@ -7,16 +7,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.kernel.core import Model
-from harness.kernel.loop import RunStats
-from harness.kernel.records import RunRecord
+from harness.kernel.loop import RunScope
 from harness.run.config import RunConfig
 
 
-@dataclass
-class RunContext:
+@dataclass(kw_only=True)
+class RunContext(RunScope):
     """The task, its models and sandbox, the run record, the shared counters and the outcome: the
     one object a run's parts are handed (the main agent, `delegate`, the gate, the control
-    modes)."""
+    modes). Built with keywords; as a `RunScope` (counters and record) it is what their tool
+    loops share."""
 
     config: RunConfig
     """The run's configuration."""
@@ -28,10 +28,6 @@ class RunContext:
     """The task (a `tasks.schema.Task`); parts that only need a sandbox and a model go without."""
     gate_model: Model | None = None
     """The finish gate's model when it is not the config's (`--gate-model`, the oracle)."""
-    record: RunRecord | None = None
-    """The run directory's record; None writes nothing."""
-    stats: RunStats = field(default_factory=RunStats)
-    """Counters every agent of the run adds to."""
     outcome: Any = None
     """What the runner learns as it goes (the runner's `TaskOutcome`)."""
     started_at: float = field(default_factory=time.time)

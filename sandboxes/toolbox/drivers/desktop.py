@@ -31,6 +31,12 @@ UTF8 = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}  # xdotool types non-ASCII only 
 # The screen must stay unchanged this long before a launched app counts as ready.
 LAUNCH_QUIET_S = 2.0
 LAUNCH_SETTLE_CAP_S = 10.0
+# After an action: once it drew, the screen has settled when nothing changed for SETTLE_QUIET_S;
+# an action that drew nothing within SETTLE_RESPONSE_S had no visible effect. Measured in Calc: a
+# click is painted before xdotool returns, typed text within 0.1 s, a menu 0.2 s after its key.
+SETTLE_QUIET_S = 0.1
+SETTLE_RESPONSE_S = 0.25
+SETTLE_POLL_S = 0.02  # with the DAMAGE watch a poll without drawing costs no grab
 PAINTED_COLOURS = 300  # a blank window with its title bar shows ~150 colours, a painted Calc ~900
 MAX_SIDE = 8192
 WORKDIR = "/tmp"  # replaced by the runner with the toolbox's private folder
@@ -129,6 +135,7 @@ def _xdotool(args, timeout=30):
 # the
 # character ("Zoë" arrives as "Zo"). So non-ASCII characters get a spare keycode that stays bound.
 _keymap = {"display": None, "spare": [], "bound": {}}
+_pointer = {"display": None, "name": None}
 
 
 def _x11():
@@ -158,6 +165,15 @@ def _x11():
     ]
     lib.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.XFree.argtypes = [ctypes.c_void_p]
+    lib.XDefaultRootWindow.restype = ctypes.c_ulong
+    lib.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+    lib.XQueryPointer.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_ulong,
+        *[ctypes.POINTER(ctypes.c_ulong)] * 2,
+        *[ctypes.POINTER(ctypes.c_int)] * 4,
+        ctypes.POINTER(ctypes.c_uint),
+    ]
     return lib, ctypes
 
 
@@ -234,32 +250,36 @@ def screen_watch():
     return "damage" if _damage_watch() is not None else "polling"
 
 
-def _settle(cap_s, quiet_s=0.25, poll_s=0.04):
-    """Wait until the screen has not changed for `quiet_s` (at most `cap_s`); returns the last
-    frame.
+def _settle(cap_s, quiet_s, response_s=None, drawn=False, poll_s=SETTLE_POLL_S):
+    """Wait until the screen stopped changing (at most `cap_s`); returns the last frame.
 
-    A change is a different frame hash; with the DAMAGE watch a poll grabs only after drawing.
+    Settled: something changed (or `drawn`: the action drew while it ran) and nothing since for
+    `quiet_s`; or nothing changed for `response_s` (default `quiet_s`). A change is a different
+    frame hash; with the DAMAGE watch a poll grabs only after drawing, so a quiet screen is
+    confirmed without grabs.
     """
     began = time.monotonic()
     _ensure_environment()
     damage = _damage_watch()
-    if damage is not None:
-        damage.drawn()
+    if damage is not None and damage.drawn():
+        drawn = True  # drawn since the action's commands ended: the grab below holds it
+    response_s = quiet_s if response_s is None else response_s
     frame = _grab()
     digest = hashlib.blake2b(frame.tobytes(), digest_size=16).digest()
     changed_at = began
     while time.monotonic() - began < cap_s:
         time.sleep(poll_s)
+        spell = quiet_s if drawn else response_s
         if damage is not None and not damage.drawn():
-            if time.monotonic() - changed_at >= quiet_s:
+            if time.monotonic() - changed_at >= spell:
                 break
             continue
         frame = _grab()
         current = hashlib.blake2b(frame.tobytes(), digest_size=16).digest()
         now = time.monotonic()
         if current != digest:
-            digest, changed_at = current, now
-        elif now - changed_at >= quiet_s:
+            digest, changed_at, drawn = current, now, True
+        elif now - changed_at >= spell:
             break
     return frame
 
@@ -277,25 +297,44 @@ def _png(image, width, height):
 
 
 def screenshot(width, height, settle_s=0.0):
+    """The screen; with `settle_s`, once it has not changed for SETTLE_QUIET_S (at most
+    `settle_s`)."""
     _size(width, height)
-    frame = _settle(settle_s) if settle_s > 0 else _grab()
+    frame = _settle(settle_s, SETTLE_QUIET_S) if settle_s > 0 else _grab()
     return _png(frame, width, height)
 
 
 def act(commands, width, height, settle_s=2.0):
-    """Run xdotool commands (`["sleep", s]` pauses), then return the settled screen."""
+    """Run xdotool commands (`["sleep", s]` pauses), then return the screen once it settled (at
+    most `settle_s`; 0: at once; None: no screenshot)."""
     if not isinstance(commands, list) or not all(
         isinstance(c, list) and c and all(isinstance(a, str) for a in c) for c in commands
     ):
         raise Refusal("`commands` must be a list of argument lists of strings.")
+    damage = None
+    if settle_s is not None:
+        _size(width, height)
+        if settle_s > 0:
+            _ensure_environment()
+            damage = _damage_watch()
+            if damage is not None:
+                damage.drawn()  # from here on, drawing is the action's
     for command in commands:
         if command[0] == "sleep":
             time.sleep(float(command[1]))
             continue
         if command[0] == "type":
             _bind_characters(command[-1])
+        if command[0] == "mousemove" and "--sync" in command and _pointer_at(command[-2:]):
+            continue  # `--sync` waits for the pointer to move: 15 s when it is already there
         _xdotool(command)
-    return screenshot(width, height, settle_s) if settle_s is not None else {}
+    if settle_s is None:
+        return {}
+    if not settle_s > 0:
+        return _png(_grab(), width, height)
+    drawn = damage is not None and damage.drawn()
+    frame = _settle(settle_s, SETTLE_QUIET_S, SETTLE_RESPONSE_S, drawn)
+    return _png(frame, width, height)
 
 
 def zoom(region, width, height):
@@ -318,6 +357,33 @@ def zoom(region, width, height):
 def cursor():
     values = dict(line.split("=", 1) for line in _xdotool(["getmouselocation", "--shell"]).split())
     return {"x": int(values["X"]), "y": int(values["Y"])}
+
+
+def _pointer_at(target):
+    """Whether the pointer is at `target` (two argument strings, x and y) already; asked of the X
+    server directly (XQueryPointer), since a call of xdotool costs a process."""
+    lib, ctypes = _x11()
+    display = _pointer["display"]
+    if _pointer["name"] != os.environ.get("DISPLAY"):
+        display = lib.XOpenDisplay(os.environ.get("DISPLAY", ":1").encode())
+        _pointer.update(display=display, name=os.environ.get("DISPLAY"))
+    if not display:
+        return False  # xdotool's own wait remains
+    window = ctypes.c_ulong()
+    x, y, other = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    mask = ctypes.c_uint()
+    found = lib.XQueryPointer(
+        display,
+        lib.XDefaultRootWindow(display),
+        ctypes.byref(window),
+        ctypes.byref(window),
+        ctypes.byref(x),
+        ctypes.byref(y),
+        ctypes.byref(other),
+        ctypes.byref(other),
+        ctypes.byref(mask),
+    )
+    return bool(found) and target == [str(x.value), str(y.value)]
 
 
 def launch(argv, window, timeout_s=60.0):
@@ -354,7 +420,7 @@ def launch(argv, window, timeout_s=60.0):
         time.sleep(0.1)
     # Capped: a blinking text cursor (Writer) never lets the screen settle completely.
     remaining = timeout_s - (time.monotonic() - began)
-    _settle(min(LAUNCH_SETTLE_CAP_S, max(0.5, remaining)), quiet_s=LAUNCH_QUIET_S)
+    _settle(min(LAUNCH_SETTLE_CAP_S, max(0.5, remaining)), LAUNCH_QUIET_S)
     return {"window": found.stdout.split()[0], "seconds": time.monotonic() - began}
 
 
