@@ -29,7 +29,7 @@ from tasks.setup import GUI_STEPS, run_setup
 
 from .control import StateActHooks, gate_review, run_control
 from .control.best_of import Rollout, select_rollout, selection_summary
-from .control.memory import recall, remember
+from .control.memory import remember, with_lessons
 from .control.milestones import discard_milestones, last_milestone, snapshot_of
 from .models import endpoint_provider, make_model
 
@@ -167,22 +167,7 @@ def _run_agent(context: RunContext):
             agent, context.record, context.sandbox, since_event_index=context.since_event_index
         )
     hooks.attach(agent)
-    return agent.run(_with_lessons(context))
-
-
-def _with_lessons(context: RunContext) -> str:
-    """The instruction, followed by the lessons of earlier runs when `--memory` is on."""
-    instruction = context.task.instruction
-    if not context.config.memory_dir or context.resume:
-        return instruction
-    try:
-        lessons = recall(context.config.memory_dir, instruction)
-    except (StateActError, OSError) as exc:
-        log.warning("lessons not read: %s", exc)
-        return instruction
-    if context.record is not None:
-        context.record.append("lessons_recalled", agent="harness", text=lessons)
-    return f"{instruction}\n\n{lessons}" if lessons else instruction
+    return agent.run(with_lessons(context))
 
 
 class BestOf:

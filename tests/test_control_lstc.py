@@ -10,6 +10,7 @@ import json
 import pytest
 
 from harness.control.lstc import abstract_step, parse_commitment
+from harness.control.memory import LessonStore
 from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
@@ -178,3 +179,53 @@ def test_step_abstraction_by_the_model_and_context_refinement(tmp_path, local_sa
     assert "bash `cat /home/user/report.txt` -> ok: done" in sent[7]  # the fallback, refined
     assert "SUMMARY SO FAR: report.txt written, read back" in sent[8] and "- holds done" in sent[8]
     assert "wrote report.txt holding done" not in sent[8]  # the refinement replaced the evidence
+
+
+def test_lstc_is_told_the_lessons_and_its_done_waits_for_the_leaf_probes(tmp_path, local_sandbox):
+    """`--memory` and the task state's finish guard hold under lstc as in the default mode: the
+    first planning request carries the stored lessons, and `done` before the report exists is
+    refused without spending a gate round."""
+    del local_sandbox  # only for its bubblewrap check
+    memory = tmp_path / "memory"
+    with LessonStore(memory) as store:
+        store.add("gate-fix", "earlier", f"Write done into {REPORT}.", "end report.txt with \\n")
+    requirements = [
+        {
+            "text": "report.txt says done",
+            "probe": {"kind": "file_grep", "path": REPORT, "patterns": ["^done$"]},
+        }
+    ]
+    write = [{"tool": "python", "input": f"open('{REPORT}', 'w').write('done\\n')"}]
+    finish = [{"tool": "done", "input": "report written"}]
+    responses = [
+        {"text": json.dumps(requirements)},
+        commit("Finish at once", finish),  # refused: r1's probe fails
+        commit("Write the report", write),
+        commit("Finish", finish),
+        {"tool_calls": [{"name": "verdict", "input": {"passed": True, "gaps": []}}]},
+    ]
+    with FakeOpenAIServer(responses) as server:
+        config = RunConfig(model="openai/qwen3-9b", control="lstc", memory_dir=str(memory))
+        config.model_options.base_url, config.model_options.api_key = server.base_url, "test-key"
+        config.sandbox.backend = "local"
+        config.task_state.enabled = True
+        config.lstc.abstraction = "lines"
+        task = Task.model_validate(
+            {
+                "id": "lstc-memory",
+                "instruction": f"Write done into {REPORT}.",
+                "config": [],
+                "evaluator": {},
+                "base_dir": tmp_path,
+            }
+        )
+        result = run_task(task, config, tmp_path / "run", resume=False)
+        sent = prompts(server)
+    assert result["status"] == "completed" and result["gate_rounds"] == 1, result
+    assert "<lessons-from-earlier-runs>" in sent[1] and "end report.txt with" in sent[1]
+    assert "finish is refused" in sent[2] and "report.txt says done" in sent[2]
+    events = [
+        json.loads(line)
+        for line in (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines()
+    ]
+    assert [e["requirements"] for e in events if e["event"] == "finish_refused"] == [["r1"]]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from gates import build_review
 from harness.kernel.core import require_one_of
 
-from .stateact import StateActHooks
+from .stateact import LeafFinishGuard, StateActHooks
 
 __all__ = ["StateActHooks", "gate_review", "run_control"]
 
@@ -29,6 +29,8 @@ def run_control(context):
         else None
     )
     review = gate_review(context, on_decision)
+    if task_state is not None and review is not None:
+        review = LeafFinishGuard(task_state, sandbox, review, context.record)
     context.outcome.status = "running"
     if config.control == "andor":
         from .andor import AndOrController

@@ -34,6 +34,7 @@ from .andor_memory import CandidateTable, parse_observation
 from .andor_parse import parse_check, parse_children, parse_expansion, parse_scores, parse_update
 from .andor_tree import Node, Tree, draw_tree
 from .jsonask import JsonAsker, prompt
+from .memory import with_lessons
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,8 @@ class AndOrController:
     """Builds, walks and repairs the tree of one run."""
 
     def __init__(self, context, review, task_state=None):
-        self.instruction = instruction = context.task.instruction
+        instruction = context.task.instruction
+        self.instruction = with_lessons(context)  # what the planner and the nodes are told
         self.model = model = context.model
         self.sandbox = context.sandbox
         self.config = context.config

@@ -34,6 +34,7 @@ from .lstc_abstract import (
     parse_refinement,
 )
 from .lstc_gui import GUI_TOOLS, Grounder, GuiChannel, grounder_options
+from .memory import with_lessons
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,7 @@ class LstcController:
     """Runs one task under long/short-term control."""
 
     def __init__(self, context, review, task_state=None):
-        self.instruction = context.task.instruction
+        self.instruction = with_lessons(context)
         self.sandbox = sandbox = context.sandbox
         self.config = config = context.config
         self.settings = config.lstc

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import logging
 import re
 import sqlite3
 import time
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.kernel.core import StateActError
+
+log = logging.getLogger(__name__)
 
 STORE_FILE = "lessons.sqlite"
 MAX_LESSONS = 500
@@ -256,3 +259,19 @@ def remember(directory: str | Path, task_id: str, instruction: str, run_dir: Pat
     """Store the lessons of the finished run in `run_dir`; returns how many were new."""
     with LessonStore(directory) as store:
         return sum(store.add(kind, task_id, instruction, text) for kind, text in distill(run_dir))
+
+
+def with_lessons(context) -> str:
+    """The run's instruction for its agent, whatever the control mode: the task's, followed by the
+    lessons of earlier runs when `--memory` is on (the gate keeps judging the bare instruction)."""
+    instruction = context.task.instruction
+    if not context.config.memory_dir or context.resume:
+        return instruction
+    try:
+        lessons = recall(context.config.memory_dir, instruction)
+    except (StateActError, OSError) as exc:
+        log.warning("lessons not read: %s", exc)
+        return instruction
+    if context.record is not None:
+        context.record.append("lessons_recalled", agent="harness", text=lessons)
+    return f"{instruction}\n\n{lessons}" if lessons else instruction
