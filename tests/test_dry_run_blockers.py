@@ -23,9 +23,9 @@ from tasks.support import dry_run_record, file_references, task_blockers
 
 from .conftest import OSWORLD_EXAMPLES, REPO
 
-# Issue 16's bar: runnable with a full cache and --network (334 measured; the rest need an account,
-# picard, or a getter not written yet, each named in its reasons).
-RUNNABLE_FLOOR = 330
+# Runnable with a full cache and --network: issue 16's bar is 330; 356 measured, the rest need an
+# account, picard, a getter or metric option not written yet, each named in its reasons.
+RUNNABLE_FLOOR = 350
 
 
 def write_task(folder: Path, name: str, **fields) -> Path:
