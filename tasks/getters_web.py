@@ -1,22 +1,28 @@
 """OSWorld's getters that read web pages through the desktop's Chrome: values parsed out of the
 active tab's page (`active_tab_html_parse`) or its URL path (`url_path_parse`), and values read
-from a page opened for the check (`info_from_website`, which needs the network for a live site).
+from a page opened for the check (`info_from_website`, `pdf_from_url`; a live site needs the
+network).
 """
 
 from __future__ import annotations
 
+import re
+import shlex
+from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 from harness.kernel.core import StateActError
 from tasks.chrome_live import cdp_call
-from tasks.getters import GetterContext, getter
+from tasks.getters import GetterContext, getter, work_path
 from tasks.getters_chrome_live import active_url, live
 from tasks.html_parse import from_answers, queries
 from tasks.setup import SOURCE_DESKTOP
 
 FIFTY_OFF = "50_PERCENT_ off & more"
 LESSER_DISCOUNTS = ("30_PERCENT_ off & more", "20_PERCENT_ off & more")
+PRINTED_PDF = re.compile(r"/tmp/stateact-pdf-[A-Za-z0-9_]+/page\.pdf")
+"""Where chrome_cdp.py's `pdf` operation prints (a fresh `tempfile.mkdtemp` folder)."""
 INFO_ACTIONS = ("inner_text", "attribute", "click_and_inner_text", "click_and_attribute")
 
 
@@ -116,12 +122,32 @@ def get_info_from_website(spec: dict, ctx: GetterContext) -> Any:
     agent closed it); OSWorld's `backups` when the page cannot be read."""
     check_infos(spec)
     request = {"op": "website_info", "url": spec["url"], "infos": spec["infos"]}
+    try:
+        return on_desktop_chrome(ctx, request)
+    except StateActError:
+        return spec.get("backups")
 
-    def run(command: str) -> tuple[int, str]:  # on the desktop's display, to start Chrome there
+
+def on_desktop_chrome(ctx: GetterContext, request: dict) -> Any:
+    """One chrome_cdp.py operation run on the desktop's display, so that it can start Chrome."""
+
+    def run(command: str) -> tuple[int, str]:
         result = ctx.source.run_command(SOURCE_DESKTOP + command, True)
         return int(result.get("returncode", 0)), str(result.get("output", ""))
 
-    try:
-        return cdp_call(run, {**request, "wait_s": 5, "start_chrome": True})
-    except StateActError:
-        return spec.get("backups")
+    return cdp_call(run, {**request, "wait_s": 5, "start_chrome": True})
+
+
+@getter("pdf_from_url")
+def get_pdf_from_url(spec: dict, ctx: GetterContext) -> str | None:
+    """The page at `path` (a URL) printed to PDF by the desktop's Chrome, copied to `dest`."""
+    url = spec.get("path")
+    if not isinstance(url, str) or not url:
+        raise StateActError("pdf_from_url getter needs a 'path' URL")
+    printed = str(on_desktop_chrome(ctx, {"op": "pdf", "url": url}).get("path"))
+    if not PRINTED_PDF.fullmatch(printed):  # it is removed below: only the script's own folder
+        raise StateActError(f"Chrome's PDF was printed to an unexpected place: {printed[:200]!r}")
+    dest = spec.get("dest") or PurePosixPath(urlparse(url).path).name or "page.pdf"
+    fetched = ctx.source.fetch_file(printed, work_path(ctx, dest))
+    ctx.source.run_command(f"rm -rf {shlex.quote(str(PurePosixPath(printed).parent))}", True)
+    return str(fetched) if fetched else None

@@ -142,7 +142,7 @@ def getter_reasons(spec: Any, network: bool) -> list[str]:
         kind = item.get("type")
         if kind not in GETTERS:
             reasons.append(f"getter not implemented: {kind}")
-        url = item.get("url")
+        url = item.get("path") if kind == "pdf_from_url" else item.get("url")
         live = not isinstance(url, str) or is_live_url(url)
         if kind in LIVE_GETTERS and live and not network:
             reasons.append(f"needs the internet: the {kind} getter reads a live web page")

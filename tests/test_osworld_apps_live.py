@@ -71,16 +71,22 @@ def test_nautilus_starts_under_xvfb_and_makes_a_folder(sandbox, tmp_path):
     sh(sandbox, "mkdir -p ~/Documents/Papers && touch ~/Documents/Papers/a.pdf")
     launch(sandbox, ["nautilus", "/home/user/Documents/Papers"])  # as OSWorld's tasks launch it
     window = window_of(sandbox, "^Papers$")
-    time.sleep(2)  # the view is drawn after the title
+    # The folder lists once Tracker's miner (started on D-Bus demand) answers: seconds here, more
+    # under load. Its accessibility tree shows the files, as OSWorld's accessibility_tree reads it.
+    getter = ctx(sandbox, tmp_path)
+    deadline = time.monotonic() + 90
+    while 'name="a.pdf"' not in run_getter({"type": "accessibility_tree"}, getter):
+        assert time.monotonic() < deadline, "nautilus never listed the folder"
+        time.sleep(2)
+    sh(sandbox, f"xdotool windowactivate --sync {window} key --delay 200 ctrl+shift+n")
+    dialog = window_of(sandbox, "^New Folder$")
     sh(
         sandbox,
-        f"xdotool windowactivate --sync {window} key --delay 200 ctrl+shift+n && sleep 1.5 "
+        f"xdotool windowactivate --sync {dialog} && sleep 0.5 "
         "&& xdotool type --delay 60 Reviewed && xdotool key Return",
     )
     wait_for(sandbox, "test -d ~/Documents/Papers/Reviewed && echo made", "the new folder", 30)
-    listing = run_getter(
-        {"type": "list_directory", "path": "/home/user/Documents/Papers"}, ctx(sandbox, tmp_path)
-    )
+    listing = run_getter({"type": "list_directory", "path": "/home/user/Documents/Papers"}, getter)
     assert {"type": "directory", "name": "Reviewed", "children": []} in listing["children"]
     sh(sandbox, "pkill -x nautilus || true")
 
@@ -264,6 +270,20 @@ def test_info_from_website_reads_a_page_opened_for_the_check(sandbox, tmp_path):
     assert values == ["Ada Lovelace"]
 
 
+def test_pdf_from_url_prints_the_page_with_the_desktops_chrome(sandbox, tmp_path):
+    from pypdf import PdfReader
+
+    getter = ctx(sandbox, tmp_path)
+    spec = {"type": "pdf_from_url", "path": f"{SITE}/profile.html", "dest": "gold.pdf"}
+    path = run_getter(spec, getter)
+    assert path and Path(path).name == "gold.pdf"
+    assert "Ada Lovelace" in PdfReader(path).pages[0].extract_text()
+    assert not sh(sandbox, "ls -d /tmp/stateact-pdf-* 2>/dev/null || true").strip()  # cleaned up
+    # A page that cannot be loaded gives OSWorld's placeholder PDF after its three tries.
+    path = run_getter({**spec, "path": "http://127.0.0.1:9/none.html"}, getter)
+    assert Path(path).read_text() == "%PDF-1.4\n%EOF\n"
+
+
 def eval_extension(path: Path) -> Path:
     """A VS Code extension like OSWorld's eval extension: its `OpenProject` command writes the
     open folder's name to ~/OpenProject.txt."""
@@ -305,7 +325,11 @@ def test_vscode_config_runs_the_extension_command_and_reads_its_file(sandbox, tm
     sh(sandbox, "code --install-extension /tmp/eval.vsix && mkdir -p ~/project", timeout=180)
     launch(sandbox, ["code", "/home/user/project"])
     window = window_of(sandbox, "project - Visual Studio Code")
-    time.sleep(3)  # the workbench loads its extensions after the title shows
+    # The workbench takes commands once its extension host is up (tens of seconds after the title
+    # shows here; an agent's task ends long after that).
+    ready = "grep -rl 'Eager extensions activated' ~/.config/Code/logs 2>/dev/null"
+    wait_for(sandbox, ready, "VS Code's extension host", 150)
+    time.sleep(2)
     spec = {
         "type": "vscode_config",
         "vscode_extension_command": "OpenProject",

@@ -9,6 +9,7 @@ desktop image's; nothing here is sent anywhere but 127.0.0.1.
 import json
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from urllib.parse import unquote, urlparse
@@ -174,6 +175,31 @@ def website_infos(page, request, timeout_ms):
     return infos
 
 
+def page_pdf(browser, url, timeout_ms):
+    """OSWorld's pdf_from_url: the page printed to PDF once network-idle (3 tries, 5 s apart),
+    into a fresh private folder; a two-line placeholder PDF when every try fails."""
+    folder = tempfile.mkdtemp(prefix="stateact-pdf-")
+    path = f"{folder}/page.pdf"
+    for attempt in range(3):
+        page = browser.contexts[0].new_page()
+        try:
+            page.set_default_timeout(timeout_ms)
+            page.goto(url, wait_until="networkidle", timeout=timeout_ms)
+            page.wait_for_load_state("networkidle", timeout=timeout_ms)
+            time.sleep(3)  # OSWorld's wait for the rendering to settle
+            page.pdf(path=path)
+            return path
+        except Exception as exc:
+            sys.stderr.write(f"pdf attempt {attempt + 1}: {str(exc).splitlines()[0]}\n")
+            if attempt < 2:
+                time.sleep(5)
+        finally:
+            page.close()
+    with open(path, "w") as placeholder:
+        placeholder.write("%PDF-1.4\n%EOF\n")
+    return path
+
+
 def run(request, browser, url):
     op = request["op"]
     timeout_ms = int(request.get("timeout_s", 60) * 1000)
@@ -224,6 +250,8 @@ def run(request, browser, url):
             return website_infos(page, request, timeout_ms)
         finally:
             page.close()
+    if op == "pdf":
+        return {"path": page_pdf(browser, request["url"], timeout_ms)}
     raise SystemExit(f"unknown operation {op!r}")
 
 
