@@ -149,6 +149,7 @@ def test_live_getters_refuse_bad_specs_and_need_a_live_sandbox(tmp_path):
             "a click_and_attribute info needs a non-empty list of selectors",
         ),
         ({"type": "vscode_config", "path": "/home/user/x.txt"}, "'vscode_extension_command'"),
+        ({"type": "pdf_from_url", "dest": "gold.pdf"}, "needs a 'path' URL"),
     ]
     for spec, message in bad:
         with pytest.raises(StateActError, match=message):
