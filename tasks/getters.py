@@ -295,8 +295,10 @@ def get_accessibility_tree(spec: dict, ctx: GetterContext) -> str:
 
 # Registered at import time through @getter; imported last because they use the helpers above.
 from tasks import (  # noqa: E402, F401
+    getters_apps,
     getters_chrome,
     getters_chrome_live,
     getters_desktop,
     getters_files,
+    getters_web,
 )

@@ -1,5 +1,5 @@
-"""OSWorld getters over files and folders of the machine: list_directory (info.py) and
-audio_in_slide (impress.py)."""
+"""OSWorld getters over files and folders of the machine: list_directory (info.py),
+audio_in_slide (impress.py) and content_from_vm_file (file.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import pandas
 from lxml import etree
 
 from harness.kernel.core import StateActError
@@ -136,3 +137,28 @@ def get_shortcuts_on_desktop(spec: dict, ctx: GetterContext) -> dict[str, str]:
         if fetched is not None:
             shortcuts[path] = fetched.read_text(encoding="utf-8", errors="replace")
     return shortcuts
+
+
+@getter("content_from_vm_file")
+def get_content_from_vm_file(spec: dict, ctx: GetterContext) -> list[str] | None:
+    """A part of a machine file's content; OSWorld has one: an xlsx sheet's `last_row`, each cell
+    as pandas prints it (the first row is the header; an empty cell reads "nan")."""
+    path = spec.get("path")
+    if not isinstance(path, str):
+        raise StateActError("content_from_vm_file getter needs a 'path' string")
+    kind = (spec.get("file_type"), spec.get("file_content"))
+    if kind != ("xlsx", "last_row"):
+        raise StateActError(
+            f"content_from_vm_file reads an xlsx file's last_row only, not {kind[1]!r} of "
+            f"{kind[0]!r}"
+        )
+    fetched = ctx.source.fetch_file(path, work_path(ctx, posixpath.basename(path)))
+    if fetched is None:
+        return None
+    try:
+        sheet = pandas.read_excel(fetched)
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        raise StateActError(f"{path} is not a readable xlsx workbook ({exc})") from None
+    if sheet.empty:
+        return None
+    return sheet.iloc[-1].astype(str).tolist()

@@ -22,10 +22,10 @@ from tasks.setup import STEP_TYPES
 
 ACCOUNT_STEPS = {"googledrive": "Google Drive", "login": "a website login"}
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", ""}
-# Getters that read a live web page themselves (not the sandbox's browser or files).
+# Getters that open a web page themselves (not the sandbox's browser's tabs or files): at their
+# `url` (a live one unless on the loopback), or at a site of their own when they name none.
 LIVE_GETTERS = {
     "page_info",
-    "active_tab_html_parse",
     "gotoRecreationPage_and_get_html_content",
     "info_from_website",
     "pdf_from_url",
@@ -142,7 +142,9 @@ def getter_reasons(spec: Any, network: bool) -> list[str]:
         kind = item.get("type")
         if kind not in GETTERS:
             reasons.append(f"getter not implemented: {kind}")
-        if kind in LIVE_GETTERS and not network:
+        url = item.get("path") if kind == "pdf_from_url" else item.get("url")
+        live = not isinstance(url, str) or is_live_url(url)
+        if kind in LIVE_GETTERS and live and not network:
             reasons.append(f"needs the internet: the {kind} getter reads a live web page")
     return reasons
 

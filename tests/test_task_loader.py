@@ -133,11 +133,20 @@ def test_unsupported_reasons(tmp_path):
         unsupported_reason(load_task(write_task(tmp_path, evaluator=evaluator)), None)
         == "metric not implemented: no_such_metric"
     )
-    evaluator = {"func": "exact_match", "result": {"type": "info_from_website"}}
+    evaluator = {"func": "exact_match", "result": {"type": "no_such_getter"}}
     assert (
         unsupported_reason(load_task(write_task(tmp_path, evaluator=evaluator)), None)
-        == "getter not implemented: info_from_website"
+        == "getter not implemented: no_such_getter"
     )
+    website = {"type": "info_from_website", "url": "https://scholar.google.com/", "infos": []}
+    evaluator = {"func": "exact_match", "result": website}
+    assert (
+        unsupported_reason(load_task(write_task(tmp_path, evaluator=evaluator)), None)
+        == "needs the internet: the info_from_website getter reads a live web page"
+    )
+    # A page served inside the sandbox needs no network.
+    evaluator["result"] = {**website, "url": "http://127.0.0.1:8000/profile.html"}
+    assert unsupported_reason(load_task(write_task(tmp_path, evaluator=evaluator)), None) is None
     evaluator = {
         "func": "compare_table",
         "result": {"type": "vm_file", "path": "/a.xlsx"},

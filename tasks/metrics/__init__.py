@@ -18,6 +18,7 @@ from tasks.metrics import (  # noqa: F401
     table,
     video,
     vlc_config,
+    vlc_status,
 )
 from tasks.metrics.registry import METRICS, get_metric, metric
 

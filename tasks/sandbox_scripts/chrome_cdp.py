@@ -7,10 +7,12 @@ desktop image's; nothing here is sent anywhere but 127.0.0.1.
 """
 
 import json
+import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from playwright.sync_api import sync_playwright
 
@@ -71,6 +73,133 @@ def page_record(page, content):
     return record
 
 
+def tab_at(browser, url, settle_ms):
+    """OSWorld's active_tab_html_parse match: the page whose URL, percent-decoded and without a
+    trailing slash, is `url` (each page first gets up to `settle_ms` to go network-idle)."""
+
+    def norm(text):
+        return unquote(text).rstrip("/")
+
+    for page in pages(browser):
+        try:
+            page.wait_for_load_state("networkidle", timeout=settle_ms)
+        except Exception:  # a page that keeps polling is read as it is
+            pass
+        if not page.is_closed() and norm(page.url) == norm(url):
+            return page
+    return None
+
+
+def stripped(text):
+    return text.strip() if text else ""
+
+
+def first_text(page, selector, read, wait_ms):
+    """`read` of the first element `selector` finds: None when it finds none, "" on an error."""
+    try:
+        found = page.locator(selector)
+        if found.count() == 0:
+            return None
+        return stripped(read(found.first, wait_ms))
+    except Exception:
+        return ""
+
+
+DIRECT_TEXTS = """(node) => Array.from(node.childNodes)
+    .filter(n => n.nodeType === Node.TEXT_NODE)
+    .map(n => n.textContent.trim()).filter(Boolean)"""
+
+
+def child_texts(element, child):
+    found = element.query_selector(child)
+    return (
+        None
+        if found is None
+        else stripped(found.inner_text() if child == "span" else found.text_content())
+    )
+
+
+def answer(page, kind, selector, wait_ms):
+    """One generic page read of tasks/html_parse.py; a failing read answers as nothing found."""
+    try:
+        if kind == "texts":
+            return [stripped(e.text_content()) for e in page.query_selector_all(selector)]
+        if kind == "direct_texts":
+            found = page.query_selector_all(selector)
+            return found[0].evaluate(DIRECT_TEXTS) if found else []
+        if kind in ("h3_texts", "li_spans"):
+            child, scope = ("h3", "") if kind == "h3_texts" else ("span", " li.catAllProducts")
+            texts = [child_texts(e, child) for e in page.query_selector_all(selector + scope)]
+            return [text for text in texts if text is not None]
+    except Exception:
+        return []
+    if kind == "label":
+        value = first_text(
+            page, f"text={selector}", lambda e, ms: e.text_content(timeout=ms), wait_ms
+        )
+        return value or ""
+    if kind == "input":
+        value = first_text(
+            page, f"xpath={selector}", lambda e, ms: e.input_value(timeout=ms), wait_ms
+        )
+        return value or ""
+    if kind == "xpath":
+        read = lambda e, ms: e.text_content(timeout=ms)  # noqa: E731
+        value = first_text(page, f"xpath={selector}", read, wait_ms)
+        if value is None:  # none found: OSWorld tries the bare selector too
+            value = first_text(page, selector, read, wait_ms)
+        return value or ""
+    raise SystemExit(f"unknown page query {kind!r}")
+
+
+def website_infos(page, request, timeout_ms):
+    """OSWorld's info_from_website: each info read on `url` (reloaded when a click left it)."""
+    infos = []
+    for info in request["infos"]:
+        if page.url != request["url"]:
+            page.goto(request["url"], timeout=timeout_ms)
+            page.wait_for_load_state("load")
+        action, selector = info.get("action", "inner_text"), info.get("selector")
+        if action in ("inner_text", "attribute"):
+            selector = [selector]
+        elif action not in ("click_and_inner_text", "click_and_attribute"):
+            raise SystemExit(f"the action {action} is not supported")
+        for step in selector[:-1]:
+            page.wait_for_selector(step, state="attached", timeout=10000).click()
+            page.wait_for_load_state("load")
+        last = page.wait_for_selector(selector[-1], state="attached", timeout=10000)
+        if action.endswith("inner_text"):
+            infos.append(last.inner_text())
+        else:
+            infos.append(last.get_attribute(info["attribute"]))
+    return infos
+
+
+def page_pdf(browser, url, timeout_ms):
+    """OSWorld's pdf_from_url: the page printed to PDF once network-idle (3 tries, 5 s apart),
+    into a fresh private folder; a two-line placeholder PDF when every try fails."""
+    folder = tempfile.mkdtemp(prefix="stateact-pdf-")
+    path = f"{folder}/page.pdf"
+    for attempt in range(3):
+        page = browser.contexts[0].new_page()
+        try:
+            page.set_default_timeout(timeout_ms)
+            page.goto(url, wait_until="networkidle", timeout=timeout_ms)
+            page.wait_for_load_state("networkidle", timeout=timeout_ms)
+            time.sleep(3)  # OSWorld's wait for the rendering to settle
+            page.pdf(path=path)
+            return path
+        except Exception as exc:
+            sys.stderr.write(f"pdf attempt {attempt + 1}: {str(exc).splitlines()[0]}\n")
+            if attempt < 2:
+                time.sleep(5)
+        finally:
+            page.close()
+    with open(path, "w") as placeholder:
+        placeholder.write("%PDF-1.4\n%EOF\n")
+    return path
+
+
 def run(request, browser, url):
     op = request["op"]
     timeout_ms = int(request.get("timeout_s", 60) * 1000)
@@ -106,12 +235,48 @@ def run(request, browser, url):
             return page_record(page, True)
         finally:
             page.close()
+    if op == "html_parse":
+        page = tab_at(browser, request["url"], int(request.get("settle_s", 10) * 1000))
+        if page is None:
+            return None
+        wait_ms = int(request.get("read_s", 5) * 1000)
+        answers = [answer(page, kind, selector, wait_ms) for kind, selector in request["queries"]]
+        return {"url": page.url, "answers": answers}
+    if op == "website_info":
+        page = browser.contexts[0].new_page()
+        try:
+            page.goto(request["url"], timeout=timeout_ms)
+            page.wait_for_load_state("load")
+            return website_infos(page, request, timeout_ms)
+        finally:
+            page.close()
+    if op == "pdf":
+        return {"path": page_pdf(browser, request["url"], timeout_ms)}
     raise SystemExit(f"unknown operation {op!r}")
+
+
+def start_chrome():
+    """OSWorld's getters start Chrome themselves when none answers (the agent may have closed
+    it): `google-chrome --remote-debugging-port=1337`, detached, on the desktop's display."""
+    subprocess.Popen(
+        ["google-chrome", "--remote-debugging-port=1337"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def main():
     request = json.loads(sys.argv[1])
-    url = endpoint(request.get("ports", [9222, 1337]), float(request.get("wait_s", 15)))
+    ports, wait_s = request.get("ports", [9222, 1337]), float(request.get("wait_s", 15))
+    try:
+        url = endpoint(ports, wait_s)
+    except SystemExit:
+        if not request.get("start_chrome"):
+            raise
+        start_chrome()
+        url = endpoint(ports, 30)
     with sync_playwright() as playwright:
         browser = playwright.chromium.connect_over_cdp(url)
         result = run(request, browser, url)

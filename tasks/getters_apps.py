@@ -1,0 +1,64 @@
+"""OSWorld getters that ask a running application: VLC's playing state through its web interface
+(`vlc_playing_info`) and a VS Code extension command's output file (`vscode_config`).
+
+The desktop image's vlcrc turns VLC's web interface on, on the sandbox's loopback, with OSWorld's
+password; the status is fetched inside the sandbox, so no port is opened into it.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from pathlib import PurePosixPath
+
+from harness.kernel.core import StateActError
+from tasks.getters import GetterContext, getter, work_path
+from tasks.setup import SOURCE_DESKTOP
+
+VLC_STATUS_URL = "http://127.0.0.1:8080/requests/status.xml"
+VLC_PASSWORD = "password"
+"""OSWorld's VM serves VLC's web interface on port 8080 with this password (no user name)."""
+PALETTE_SETTLE_S = 1.0
+"""OSWorld's wait between running the command and reading its file."""
+
+
+@getter("vlc_playing_info")
+def get_vlc_playing_info(spec: dict, ctx: GetterContext) -> str | None:
+    """VLC's status.xml copied to `dest`; None when VLC does not answer (it is not running) or
+    refuses the request."""
+    command = f"curl -sS --max-time 10 -u :{VLC_PASSWORD} -w '\\n%{{http_code}}' {VLC_STATUS_URL}"
+    result = ctx.source.run_command(command, True)
+    body, _, status = str(result.get("output", "")).rpartition("\n")
+    if result.get("returncode", 0) != 0 or status.strip() != "200":
+        return None
+    target = work_path(ctx, spec.get("dest") or "status.xml")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(body, encoding="utf-8")
+    return str(target)
+
+
+def pyautogui_line(call: str) -> str:
+    """One pyautogui call run as OSWorld's controller runs it, on the desktop's display."""
+    code = f"import pyautogui; import time; pyautogui.FAILSAFE = False; {call}"
+    return f"{SOURCE_DESKTOP}python3 -c {shlex.quote(code)}"
+
+
+@getter("vscode_config")
+def get_vscode_config(spec: dict, ctx: GetterContext) -> str | None:
+    """Runs `vscode_extension_command` from VS Code's command palette (ctrl+shift+p, typed, Enter,
+    as OSWorld replays it into the focused window), then copies the file the command writes."""
+    command, path = spec.get("vscode_extension_command"), spec.get("path")
+    if not isinstance(command, str) or not command or not isinstance(path, str):
+        raise StateActError("vscode_config getter needs 'vscode_extension_command' and 'path'")
+    for call in (
+        "pyautogui.hotkey('ctrl', 'shift', 'p')",
+        f"pyautogui.typewrite({command!r})",
+        "pyautogui.press('enter')",
+    ):
+        result = ctx.source.run_command(pyautogui_line(call), True)
+        if result.get("returncode", 0) != 0:
+            raise StateActError(f"vscode_config could not type into VS Code: {call}")
+    time.sleep(PALETTE_SETTLE_S)
+    dest = spec.get("dest") or PurePosixPath(path).name
+    fetched = ctx.source.fetch_file(path, work_path(ctx, dest))
+    return str(fetched) if fetched else None
