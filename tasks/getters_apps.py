@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 import time
 from pathlib import PurePosixPath
+from urllib.parse import urlsplit
 
 from harness.kernel.core import StateActError
 from tasks.getters import GetterContext, getter, work_path
@@ -22,11 +23,43 @@ PALETTE_SETTLE_S = 1.0
 """OSWorld's wait between running the command and reading its file."""
 
 
+VLC_BINARY = "/usr/bin/vlc"
+# The program listening on VLC's port, found through /proc: an agent that stopped VLC could serve
+# a status.xml of its choosing there, so the getter reads the port only while VLC itself holds it.
+PORT_HOLDER = """
+import os, sys
+port = "%04X" % int(sys.argv[1])
+inodes = set()
+for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    try:
+        rows = open(table).read().splitlines()[1:]
+    except OSError:
+        continue
+    for row in rows:
+        cells = row.split()
+        if len(cells) > 9 and cells[1].endswith(":" + port) and cells[3] == "0A":
+            inodes.add("socket:[%s]" % cells[9])
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        fds = os.listdir("/proc/%s/fd" % pid)
+        if inodes & {os.readlink("/proc/%s/fd/%s" % (pid, fd)) for fd in fds}:
+            print(os.readlink("/proc/%s/exe" % pid))
+            break
+    except OSError:
+        continue
+"""
+
+
 @getter("vlc_playing_info")
 def get_vlc_playing_info(spec: dict, ctx: GetterContext) -> str | None:
-    """VLC's status.xml copied to `dest`; None when VLC does not answer (it is not running) or
-    refuses the request."""
-    command = f"curl -sS --max-time 10 -u :{VLC_PASSWORD} -w '\\n%{{http_code}}' {VLC_STATUS_URL}"
+    """VLC's status.xml copied to `dest`; None when VLC does not answer (it is not running),
+    refuses the request, or another program holds its port."""
+    port = urlsplit(VLC_STATUS_URL).port
+    holder = f"/usr/bin/python3 -I -c {shlex.quote(PORT_HOLDER)} {port}"
+    command = (
+        f'[ "$({holder})" = {VLC_BINARY} ] || exit 3; '
+        f"curl -sS --max-time 10 -u :{VLC_PASSWORD} -w '\\n%{{http_code}}' {VLC_STATUS_URL}"
+    )
     result = ctx.source.run_command(command, True)
     body, _, status = str(result.get("output", "")).rpartition("\n")
     if result.get("returncode", 0) != 0 or status.strip() != "200":

@@ -130,6 +130,16 @@ def test_vlc_playing_info_reads_the_playing_file_from_vlcs_web_interface(sandbox
     ports = [line for line in listening.split() if line.endswith(":1F90")]
     assert ports == ["0100007F:1F90"], ports
     sh(sandbox, "pkill -x vlc || true")
+    # The agent stops VLC and serves the status a pass needs on VLC's port: it is not read.
+    forged = Path(path).read_text().replace("<state>paused</state>", "<state>playing</state>")
+    (tmp_path / "forged.xml").write_text(forged)
+    sh(sandbox, "mkdir -p /tmp/forged/requests")
+    sandbox.copy_in(tmp_path / "forged.xml", "/tmp/forged/requests/status.xml")
+    server = "python3 -m http.server 8080 --bind 127.0.0.1 --directory /tmp/forged"
+    launch(sandbox, server.split())
+    wait_for(sandbox, "curl -fsS http://127.0.0.1:8080/requests/status.xml", "the forged server")
+    assert run_getter(spec, ctx_) is None  # another program holds VLC's port
+    sh(sandbox, "pkill -f '^python3 -m http.server' || true")
 
 
 SHOP = """<!doctype html><meta charset=utf-8><title>Shop</title>
