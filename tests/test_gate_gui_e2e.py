@@ -18,7 +18,7 @@ from sandboxes import SandboxConfig
 from tasks.schema import Task
 
 from .conftest import require_image
-from .test_subagents_desktop import _computer, _images, _red_centre
+from .test_subagents_desktop import _computer, _images, _red_point
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.desktop]
 
@@ -70,6 +70,7 @@ class Player:
         self.save = save
         self.main_step = 0
         self.gui_step = 0
+        self.looks = 0
 
     def __call__(self, system, messages, tools):
         names = {tool.name for tool in tools}
@@ -90,17 +91,21 @@ class Player:
         return {"tool_calls": [{"name": name, "input": params}]}
 
     def gui(self, messages) -> dict:
-        self.gui_step += 1
-        steps = [
-            lambda: _computer("screenshot"),
-            lambda: _computer("left_click", coordinate=_red_centre(_images(messages)[-1])),
-            lambda: _computer("type", text="Zoë 42"),
-            lambda: _computer("key", text="Return"),
-        ]
+        if self.gui_step == 0:  # look until Calc has drawn the sheet (slow on a loaded machine)
+            images = _images(messages)
+            point = _red_point(images[-1]) if images else None
+            if point is None:
+                self.looks += 1
+                assert self.looks <= 20, "Calc never showed the red C3 cell"
+                return _computer("screenshot")
+            self.gui_step = 1
+            return _computer("left_click", coordinate=point)
+        rest = [_computer("type", text="Zoë 42"), _computer("key", text="Return")]
         if self.save:
-            steps.append(lambda: _computer("key", text="ctrl+s"))
-        if self.gui_step <= len(steps):
-            return steps[self.gui_step - 1]()
+            rest.append(_computer("key", text="ctrl+s"))
+        self.gui_step += 1
+        if self.gui_step - 2 < len(rest):
+            return rest[self.gui_step - 2]
         return {"tool_calls": [{"name": "report", "input": {"text": "C3 holds Zoë 42."}}]}
 
 

@@ -71,6 +71,13 @@ def _images(messages: list[dict]) -> list[Image.Image]:
 
 def _red_centre(image: Image.Image) -> list[int]:
     """Centre of the red cell the workbook was given: found in the screenshot, not assumed."""
+    point = _red_point(image)
+    assert point, "the red C3 cell is not on the screenshot"
+    return point
+
+
+def _red_point(image: Image.Image) -> list[int] | None:
+    """`_red_centre`, or None while the sheet is not drawn yet."""
     rgb = image.convert("RGB")
     points = [
         (x, y)
@@ -78,7 +85,8 @@ def _red_centre(image: Image.Image) -> list[int]:
         for x in range(0, rgb.width, 2)
         if (lambda p: p[0] > 200 and p[1] < 60 and p[2] < 60)(rgb.getpixel((x, y)))
     ]
-    assert points, "the red C3 cell is not on the screenshot"
+    if not points:
+        return None
     # The median ignores the few red pixels of toolbar icons; the cell is a solid block of them.
     xs, ys = sorted(p[0] for p in points), sorted(p[1] for p in points)
     return [xs[len(xs) // 2], ys[len(ys) // 2]]
