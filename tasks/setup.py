@@ -8,6 +8,7 @@ GUI programs need the desktop: before the first GUI step the sandbox's `stateact
 
 from __future__ import annotations
 
+import logging
 import re
 import shlex
 import time
@@ -21,6 +22,8 @@ from sandboxes.toolbox.observer import DESKTOP_ENV_FILE, SAFE_DESKTOP_ENV
 from tasks.cache import confined, resolve_source
 from tasks.chrome_live import cdp_call
 from tasks.schema import SetupStep, Task
+
+log = logging.getLogger(__name__)
 
 DESKTOP_ENV = DESKTOP_ENV_FILE
 # Postconfig steps run after the agent, which can write that file: take only its checked values.
@@ -118,12 +121,29 @@ def detached(command_line: str, log_name: str) -> str:
     )
 
 
-def window_activate_script(name: str, strict: bool, by_class: bool) -> str:
-    """Shell text that raises the first window matching `name` (title or class); fails if none."""
+WINDOW_WAIT_S = 30
+"""How long an activate_window step waits for its window: the launch step before it only started
+the program (Chrome or LibreOffice take seconds to map a window on a loaded machine)."""
+
+
+def window_activate_script(
+    name: str, strict: bool, by_class: bool, wait_s: int = WINDOW_WAIT_S
+) -> str:
+    """Shell text that raises the first window matching `name`, waiting up to `wait_s` seconds
+    for it to appear; fails if none does.
+
+    A loose title search falls back on the window class: OSWorld's tasks activate 'Terminal',
+    whose title is `user@host: ~` on Ubuntu as here, and the class `gnome-terminal` names it.
+    """
     flag = "--class" if by_class else "--name"
-    pattern = f"^{_regex_escape(name)}$" if strict else _regex_escape(name)
+    pattern = shlex.quote(f"^{_regex_escape(name)}$" if strict else _regex_escape(name))
+    search = f"xdotool search --onlyvisible {flag} {pattern}"
+    if not strict and not by_class:
+        search = f"{{ {search}; xdotool search --onlyvisible --class {pattern}; }}"
     return (
-        f"wid=$(xdotool search --onlyvisible {flag} {shlex.quote(pattern)} | head -n1); "
+        f"deadline=$((SECONDS + {int(wait_s)})); "
+        f"until wid=$({search} 2>/dev/null | head -n1); "
+        f'[ -n "$wid" ] || [ $SECONDS -ge $deadline ]; do sleep 0.5; done; '
         f'if [ -n "$wid" ]; then xdotool windowactivate --sync "$wid"; '
         f"else wmctrl {'-x ' if by_class else ''}-a {shlex.quote(name)}; fi"
     )
@@ -248,7 +268,12 @@ class SetupRunner:
             bool(params.get("strict", False)),
             bool(params.get("by_class", False)),
         )
-        self.must(script, f"activating the window {params['window_name']!r}")
+        code, output = self.bash(script)
+        if code != 0:
+            # OSWorld ignores wmctrl's answer: a window that never came is a warning, as there.
+            log.warning(
+                "setup: no window %r to activate: %s", params["window_name"], output.strip()[-200:]
+            )
 
     def close_window(self, params: dict) -> None:
         script = window_close_script(
