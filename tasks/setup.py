@@ -44,6 +44,12 @@ STEP_TYPES = {
     "googledrive",
 }
 GUI_STEPS = {"open", "launch", "activate_window", "close_window", "chrome_open_tabs"}
+COMMAND_STEPS = {"execute", "command"}
+USER_FOLDERS = (
+    *("Desktop", "Documents", "Downloads", "Music"),
+    *("Pictures", "Public", "Templates", "Videos"),
+)
+"""An Ubuntu desktop user's home folders, there in OSWorld's VM (`sudo mkdir ~/Desktop/x`)."""
 UNSUPPORTED_STEPS = {
     "login": "it signs in to a live web site with an account, which StateAct's offline sandbox "
     "cannot do",
@@ -175,6 +181,8 @@ class SetupRunner:
     outputs_dir: Path | None = None
     """Host folder for an execute step's `stdout`/`stderr` files (read later by `cache_file`)."""
     desktop_started: bool = False
+    desktop_missing: bool = False
+    """The image has no desktop session to start (a command step then runs without one)."""
     launched: int = field(default=0)
 
     def bash(
@@ -190,14 +198,25 @@ class SetupRunner:
             raise StateActError(f"{what} failed (exit {code}): {output.strip()[-300:]}")
         return output
 
-    def ensure_desktop(self) -> None:
+    def ensure_desktop(self, optional: bool = False) -> None:
+        """Start the desktop session unless it is up; `optional`: not in an image without one."""
         if self.desktop_started or self.bash(f"test -f {DESKTOP_ENV}")[0] == 0:
             self.desktop_started = True
+            return
+        if optional and (
+            self.desktop_missing or self.bash("command -v stateact-desktop >/dev/null")[0] != 0
+        ):
+            self.desktop_missing = True
             return
         width = self.placeholders.get("SCREEN_WIDTH", 1280)
         height = self.placeholders.get("SCREEN_HEIGHT", 720)
         size = f"{width}x{height}"
-        self.must(f"stateact-desktop start {size}", "starting the desktop", timeout=90.0)
+        folders = " ".join(f"{SANDBOX_HOME}/{name}" for name in USER_FOLDERS)
+        self.must(
+            f"stateact-desktop start {size} && mkdir -p {folders}",
+            "starting the desktop",
+            timeout=90.0,
+        )
         self.desktop_started = True
 
     def start_detached(self, command_line: str) -> None:
@@ -311,6 +330,10 @@ class SetupRunner:
         try:
             if step.type in GUI_STEPS:
                 self.ensure_desktop()
+            elif step.type in COMMAND_STEPS:
+                # OSWorld runs every command in a live session: pyautogui needs the display, and
+                # gsettings without the session's bus changes nothing.
+                self.ensure_desktop(optional=True)
             handler(params)
         except (StateActError, ToolError, KeyError, ValueError, TypeError, OSError) as exc:
             detail = f"missing parameter {exc}" if isinstance(exc, KeyError) else str(exc)
