@@ -89,7 +89,7 @@ def run_task(
         outcome.status = "setup"
 
         if milestone is None:
-            run_setup(task.config, sandbox, task, _cache_dir(config))
+            run_setup(task.config, sandbox, task, _cache_dir(config), before_agent=True)
         started_at = milestone["started_at"] if milestone else time.time()
         record.append(
             "setup_done",

@@ -56,17 +56,23 @@ UNSUPPORTED_STEPS = {
     "googledrive": "it fills a Google Drive account, which StateAct's offline sandbox cannot do",
 }
 SUDO = re.compile(r"(^|[\s;&|(`])sudo\s")
-# OSWorld's user has sudo. Here no process can gain privileges: the sandbox sets no-new-privileges,
-# and even `docker exec -u root` into it has no capabilities (it could not switch users, nor write
-# in the user's home). So a step's `sudo` runs its command with the user's rights: what sudo does
-# in OSWorld's setups that can work offline (mkdir in the home, unzip, installing a package the
-# image already has) works; the rest fails as the step's output says, as it would without sudo.
-SUDO_AS_USER = (
+# OSWorld's user has sudo; the agent here has none (no-new-privileges, and `user` is no sudoer).
+# Before the agent starts (`before_agent`), a command step that uses `sudo` runs as root: the
+# docker backend's root keeps the container's few capabilities (file ownership, switching users),
+# while the agent's processes have none. The step's shell keeps the user's HOME, so `~` means what
+# it means in OSWorld's user shell, and `sudo` is a function that drops its options (and the
+# password line -S reads) and runs the command. After the agent (postconfig), and on a backend
+# without root, the same function runs the command with the user's rights: root then would run
+# what the agent planted in the home. docs/osworld-setup.md has the measurements.
+SUDO_FUNCTION = (
     "sudo() { local stdin_password=; while [ $# -gt 0 ]; do case $1 in "
     "-S|--stdin) stdin_password=1; shift ;; -[ugpCDRhTU]) shift 2 ;; --) shift; break ;; "
     "-*) shift ;; *) break ;; esac; done; "
     '[ -n "$stdin_password" ] && IFS= read -r _; [ $# -eq 0 ] || "$@"; }; export -f sudo; '
 )
+SUDO_AS_USER = SUDO_FUNCTION  # the name tests and older callers know
+AS_THE_USER = f"export HOME={SANDBOX_HOME} USER={SANDBOX_USER} LOGNAME={SANDBOX_USER}; "
+"""A root step's shell keeps the user's home and name, as `sudo` in the user's shell does."""
 OFFICE_MODES = {
     ".xlsx": "--calc",
     ".xls": "--calc",
@@ -132,6 +138,20 @@ WINDOW_WAIT_S = 30
 the program (Chrome or LibreOffice take seconds to map a window on a loaded machine)."""
 
 
+# The image's `google-chrome` is Chromium (google-chrome.sh), whose windows end in "- Chromium"
+# where Chrome's end in "- Google Chrome"; a step naming Chrome's window finds Chromium's.
+WINDOW_TITLE_ALIASES = {"Google Chrome": "Chromium"}
+
+
+def window_names(name: str) -> list[str]:
+    """`name` and the title the image's stand-in program gives the same window."""
+    names = [name]
+    for title, stand_in in WINDOW_TITLE_ALIASES.items():
+        if title in name:
+            names.append(name.replace(title, stand_in))
+    return names
+
+
 def window_activate_script(
     name: str, strict: bool, by_class: bool, wait_s: int = WINDOW_WAIT_S
 ) -> str:
@@ -142,10 +162,13 @@ def window_activate_script(
     whose title is `user@host: ~` on Ubuntu as here, and the class `gnome-terminal` names it.
     """
     flag = "--class" if by_class else "--name"
-    pattern = shlex.quote(f"^{_regex_escape(name)}$" if strict else _regex_escape(name))
-    search = f"xdotool search --onlyvisible {flag} {pattern}"
-    if not strict and not by_class:
-        search = f"{{ {search}; xdotool search --onlyvisible --class {pattern}; }}"
+    searches = []
+    for title in window_names(name):
+        pattern = shlex.quote(f"^{_regex_escape(title)}$" if strict else _regex_escape(title))
+        searches.append(f"xdotool search --onlyvisible {flag} {pattern}")
+        if not strict and not by_class:
+            searches.append(f"xdotool search --onlyvisible --class {pattern}")
+    search = "{ " + "; ".join(searches) + "; }"
     return (
         f"deadline=$((SECONDS + {int(wait_s)})); "
         f"until wid=$({search} 2>/dev/null | head -n1); "
@@ -157,9 +180,12 @@ def window_activate_script(
 
 def window_close_script(name: str, strict: bool, by_class: bool) -> str:
     flag = "--class" if by_class else "--name"
-    pattern = f"^{_regex_escape(name)}$" if strict else _regex_escape(name)
+    searches = []
+    for title in window_names(name):
+        pattern = shlex.quote(f"^{_regex_escape(title)}$" if strict else _regex_escape(title))
+        searches.append(f"xdotool search {flag} {pattern}")
     return (
-        f"wid=$(xdotool search {flag} {shlex.quote(pattern)} | head -n1); "
+        f"wid=$({{ {'; '.join(searches)}; }} 2>/dev/null | head -n1); "
         f'if [ -n "$wid" ]; then xdotool windowclose "$wid"; '
         f"else wmctrl {'-x ' if by_class else ''}-c {shlex.quote(name)}; fi"
     )
@@ -181,6 +207,9 @@ class SetupRunner:
     outputs_dir: Path | None = None
     """Host folder for an execute step's `stdout`/`stderr` files (read later by `cache_file`)."""
     desktop_started: bool = False
+    before_agent: bool = False
+    """These are the task's own setup steps, run before any agent has touched the sandbox: a
+    command step that uses `sudo` runs as root, and the home gets Ubuntu's user folders."""
     desktop_missing: bool = False
     """The image has no desktop session to start (a command step then runs without one)."""
     launched: int = field(default=0)
@@ -200,7 +229,14 @@ class SetupRunner:
 
     def ensure_desktop(self, optional: bool = False) -> None:
         """Start the desktop session unless it is up; `optional`: not in an image without one."""
-        if self.desktop_started or self.bash(f"test -f {DESKTOP_ENV}")[0] == 0:
+        if self.desktop_started:
+            return
+        folders = " ".join(f"{SANDBOX_HOME}/{name}" for name in USER_FOLDERS)
+        # Made only before the agent: afterwards one it removed must stay removed.
+        make_folders = ""
+        if self.before_agent:
+            make_folders = f" && {{ mkdir -p {folders} 2>/dev/null; true; }}"
+        if self.bash(f"test -f {DESKTOP_ENV}{make_folders}")[0] == 0:
             self.desktop_started = True
             return
         if optional and (
@@ -211,9 +247,8 @@ class SetupRunner:
         width = self.placeholders.get("SCREEN_WIDTH", 1280)
         height = self.placeholders.get("SCREEN_HEIGHT", 720)
         size = f"{width}x{height}"
-        folders = " ".join(f"{SANDBOX_HOME}/{name}" for name in USER_FOLDERS)
         self.must(
-            f"stateact-desktop start {size} && mkdir -p {folders}",
+            f"stateact-desktop start {size}{make_folders}",
             "starting the desktop",
             timeout=90.0,
         )
@@ -251,10 +286,16 @@ class SetupRunner:
         # their output later, as OSWorld does.
         command = command_text(params["command"])
         until = params.get("until") or {}
-        prefix = SUDO_AS_USER if SUDO.search(command) else ""
+        uses_sudo = SUDO.search(command) is not None
+        prefix = SUDO_FUNCTION if uses_sudo else ""
+        user = SANDBOX_USER
+        if uses_sudo and self.before_agent:
+            prefix, user = AS_THE_USER + prefix, "root"
         for _attempt in range(10 if until else 1):
             code, output = self.bash(
-                f"{prefix}cd {SANDBOX_HOME}; {command}", timeout=float(params.get("timeout", 120))
+                f"{prefix}cd {SANDBOX_HOME}; {command}",
+                timeout=float(params.get("timeout", 120)),
+                user=user,
             )
             if not until or self.until_met(until, code, output):
                 break
@@ -291,7 +332,10 @@ class SetupRunner:
         if code != 0:
             # OSWorld ignores wmctrl's answer: a window that never came is a warning, as there.
             log.warning(
-                "setup: no window %r to activate: %s", params["window_name"], output.strip()[-200:]
+                "setup of %s: no window %r to activate: %s",
+                self.task.id,
+                params["window_name"],
+                output.strip()[-200:],
             )
 
     def close_window(self, params: dict) -> None:
@@ -347,10 +391,19 @@ def run_setup(
     cache_dir: Path | None,
     placeholders: dict[str, str] | None = None,
     outputs_dir: Path | None = None,
+    before_agent: bool = False,
 ) -> SetupRunner:
-    """Run `steps` in order; raises StateActError naming the first step that fails."""
+    """Run `steps` in order; raises StateActError naming the first step that fails.
+
+    `before_agent`: these are the task's own setup steps and no agent has written in the sandbox
+    yet, so the steps that use `sudo` run as root and the home gets Ubuntu's user folders."""
     runner = SetupRunner(
-        sandbox, task, cache_dir, placeholders or default_placeholders(1280, 720), outputs_dir
+        sandbox,
+        task,
+        cache_dir,
+        placeholders or default_placeholders(1280, 720),
+        outputs_dir,
+        before_agent=before_agent,
     )
     for index, step in enumerate(steps):
         runner.run(index, step)

@@ -9,7 +9,12 @@ import pytest
 from harness.kernel.core import StateActError
 from tasks.cache import cache_name
 from tasks.schema import SetupStep, load_task
-from tasks.setup import default_placeholders, run_setup
+from tasks.setup import (
+    default_placeholders,
+    run_setup,
+    window_activate_script,
+    window_close_script,
+)
 
 
 class RecordingSandbox:
@@ -139,3 +144,36 @@ def test_a_failing_step_is_named(tmp_path):
         StateActError, match=r"setup step 0 \(open\) failed: missing parameter 'path'"
     ):
         run_setup(steps({"type": "open", "parameters": {}}), RecordingSandbox(), task, None)
+
+
+def test_command_steps_run_in_the_desktop_session_when_the_image_has_one(tmp_path):
+    task_file = tmp_path / "t.json"
+    task_file.write_text(json.dumps({"instruction": "x", "evaluator": {"func": "infeasible"}}))
+    gsettings = steps(
+        {"type": "execute", "parameters": {"command": "gsettings set a b false"}},
+        {"type": "command", "parameters": {"command": ["python", "-c", "import pyautogui"]}},
+    )
+    desktop = RecordingSandbox()
+    run_setup(gsettings, desktop, load_task(task_file), None, before_agent=True)
+    scripts = [argv[-1] for argv, _ in desktop.commands]
+    starts = [s for s in scripts if "stateact-desktop start" in s]
+    assert len(starts) == 1 and "mkdir -p /home/user/Desktop" in starts[0]
+    assert scripts.index(starts[0]) < next(i for i, s in enumerate(scripts) if "gsettings" in s)
+    # After the agent (postconfig) the user folders are not made again: it may have removed one.
+    late = RecordingSandbox()
+    run_setup(gsettings, late, load_task(task_file), None)
+    assert not any("mkdir -p /home/user/Desktop" in argv[-1] for argv, _ in late.commands)
+    # An image without the desktop (base): the commands run without one, asked once.
+    bare = RecordingSandbox(fail_on="command -v stateact-desktop")
+    run_setup(gsettings, bare, load_task(task_file), None)
+    scripts = [argv[-1] for argv, _ in bare.commands]
+    assert not any("stateact-desktop start" in s for s in scripts)
+    assert sum("command -v stateact-desktop" in s for s in scripts) == 1
+
+
+def test_window_steps_wait_and_find_the_image_stand_ins():
+    script = window_activate_script("Google Chrome", strict=False, by_class=False)
+    assert "SECONDS + 30" in script and "--name Chromium" in script
+    assert "--class Terminal" in window_activate_script("Terminal", strict=False, by_class=False)
+    strict = window_close_script("New Tab - Google Chrome", strict=True, by_class=False)
+    assert "'^New Tab - Chromium$'" in strict
