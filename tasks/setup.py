@@ -45,6 +45,8 @@ STEP_TYPES = {
 }
 GUI_STEPS = {"open", "launch", "activate_window", "close_window", "chrome_open_tabs"}
 COMMAND_STEPS = {"execute", "command"}
+USER_RUNTIME_DIR = "/run/user/1000"
+"""The user's runtime folder on Ubuntu (uid 1000, as `user` here), where its session bus lives."""
 USER_FOLDERS = (
     *("Desktop", "Documents", "Downloads", "Music"),
     *("Pictures", "Public", "Templates", "Videos"),
@@ -238,6 +240,7 @@ class SetupRunner:
             make_folders = f" && {{ mkdir -p {folders} 2>/dev/null; true; }}"
         if self.bash(f"test -f {DESKTOP_ENV}{make_folders}")[0] == 0:
             self.desktop_started = True
+            self.publish_user_bus()
             return
         if optional and (
             self.desktop_missing or self.bash("command -v stateact-desktop >/dev/null")[0] != 0
@@ -253,6 +256,26 @@ class SetupRunner:
             timeout=90.0,
         )
         self.desktop_started = True
+        self.publish_user_bus()
+
+    def publish_user_bus(self) -> None:
+        """Before the agent, make the session bus reachable where Ubuntu keeps it, as OSWorld's
+        steps address it (`DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus gsettings …`).
+
+        Best effort: /run is root's, so this needs the root step of the docker backend."""
+        if not self.before_agent:
+            return
+        folder = USER_RUNTIME_DIR
+        owner = f"{SANDBOX_USER}:{SANDBOX_USER}"
+        self.sandbox.exec(
+            ["bash", "-c", f"mkdir -p {folder} && chown {owner} {folder} && chmod 700 {folder}"],
+            user="root",
+        )
+        link = (
+            "socket=${DBUS_SESSION_BUS_ADDRESS#unix:path=}; socket=${socket%%,*}; "
+            f'[ -S "$socket" ] && [ -O {folder} ] && ln -sfn "$socket" {folder}/bus'
+        )
+        self.bash(link)
 
     def start_detached(self, command_line: str) -> None:
         self.launched += 1

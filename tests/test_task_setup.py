@@ -159,10 +159,14 @@ def test_command_steps_run_in_the_desktop_session_when_the_image_has_one(tmp_pat
     starts = [s for s in scripts if "stateact-desktop start" in s]
     assert len(starts) == 1 and "mkdir -p /home/user/Desktop" in starts[0]
     assert scripts.index(starts[0]) < next(i for i, s in enumerate(scripts) if "gsettings" in s)
+    # The session bus is also published where Ubuntu keeps it (root makes the user's /run folder).
+    assert any(u == "root" and "/run/user/1000" in argv[-1] for argv, u in desktop.commands)
+    assert any("ln -sfn" in s and "/run/user/1000/bus" in s for s in scripts)
     # After the agent (postconfig) the user folders are not made again: it may have removed one.
     late = RecordingSandbox()
     run_setup(gsettings, late, load_task(task_file), None)
     assert not any("mkdir -p /home/user/Desktop" in argv[-1] for argv, _ in late.commands)
+    assert not any(user == "root" for _, user in late.commands)
     # An image without the desktop (base): the commands run without one, asked once.
     bare = RecordingSandbox(fail_on="command -v stateact-desktop")
     run_setup(gsettings, bare, load_task(task_file), None)
