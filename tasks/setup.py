@@ -19,9 +19,17 @@ from typing import Any
 from harness.kernel.core import StateActError, ToolError
 from sandboxes.base import SANDBOX_HOME, SANDBOX_USER, Sandbox
 from sandboxes.toolbox.observer import DESKTOP_ENV_FILE, SAFE_DESKTOP_ENV
+from tasks.apps import launched_program
 from tasks.cache import confined, resolve_source
 from tasks.chrome_live import cdp_call
 from tasks.schema import SetupStep, Task
+from tasks.setup_windows import (
+    VISIBLE_WINDOWS,
+    new_window_script,
+    opens_a_window,
+    window_activate_script,
+    window_close_script,
+)
 
 log = logging.getLogger(__name__)
 
@@ -135,69 +143,6 @@ def detached(command_line: str, log_name: str) -> str:
     )
 
 
-WINDOW_WAIT_S = 30
-"""How long an activate_window step waits for its window: the launch step before it only started
-the program (Chrome or LibreOffice take seconds to map a window on a loaded machine)."""
-
-
-# The image's `google-chrome` is Chromium (google-chrome.sh), whose windows end in "- Chromium"
-# where Chrome's end in "- Google Chrome"; a step naming Chrome's window finds Chromium's.
-WINDOW_TITLE_ALIASES = {"Google Chrome": "Chromium"}
-
-
-def window_names(name: str) -> list[str]:
-    """`name` and the title the image's stand-in program gives the same window."""
-    names = [name]
-    for title, stand_in in WINDOW_TITLE_ALIASES.items():
-        if title in name:
-            names.append(name.replace(title, stand_in))
-    return names
-
-
-def window_activate_script(
-    name: str, strict: bool, by_class: bool, wait_s: int = WINDOW_WAIT_S
-) -> str:
-    """Shell text that raises the first window matching `name`, waiting up to `wait_s` seconds
-    for it to appear; fails if none does.
-
-    A loose title search falls back on the window class: OSWorld's tasks activate 'Terminal',
-    whose title is `user@host: ~` on Ubuntu as here, and the class `gnome-terminal` names it.
-    """
-    flag = "--class" if by_class else "--name"
-    searches = []
-    for title in window_names(name):
-        pattern = shlex.quote(f"^{_regex_escape(title)}$" if strict else _regex_escape(title))
-        searches.append(f"xdotool search --onlyvisible {flag} {pattern}")
-        if not strict and not by_class:
-            searches.append(f"xdotool search --onlyvisible --class {pattern}")
-    search = "{ " + "; ".join(searches) + "; }"
-    return (
-        f"deadline=$((SECONDS + {int(wait_s)})); "
-        f"until wid=$({search} 2>/dev/null | head -n1); "
-        f'[ -n "$wid" ] || [ $SECONDS -ge $deadline ]; do sleep 0.5; done; '
-        f'if [ -n "$wid" ]; then xdotool windowactivate --sync "$wid"; '
-        f"else wmctrl {'-x ' if by_class else ''}-a {shlex.quote(name)}; fi"
-    )
-
-
-def window_close_script(name: str, strict: bool, by_class: bool) -> str:
-    flag = "--class" if by_class else "--name"
-    searches = []
-    for title in window_names(name):
-        pattern = shlex.quote(f"^{_regex_escape(title)}$" if strict else _regex_escape(title))
-        searches.append(f"xdotool search {flag} {pattern}")
-    return (
-        f"wid=$({{ {'; '.join(searches)}; }} 2>/dev/null | head -n1); "
-        f'if [ -n "$wid" ]; then xdotool windowclose "$wid"; '
-        f"else wmctrl {'-x ' if by_class else ''}-c {shlex.quote(name)}; fi"
-    )
-
-
-def _regex_escape(text: str) -> str:
-    # xdotool takes POSIX extended regexes; escape their metacharacters.
-    return "".join("\\" + c if c in ".^$*+?()[]{}|\\" else c for c in text)
-
-
 @dataclass
 class SetupRunner:
     """Runs steps in one sandbox; remembers whether the desktop is up."""
@@ -299,10 +244,19 @@ class SetupRunner:
                 raise StateActError(f"{path} could not be given to user {SANDBOX_USER}")
 
     def open(self, params: dict) -> None:
-        self.start_detached(command_text(open_command(str(params["path"]))))
+        command = open_command(str(params["path"]))
+        self.start_with_window(command_text(command), opens_a_window(command[0]))
 
     def launch(self, params: dict) -> None:
-        self.start_detached(command_text(params["command"]))
+        command = params["command"]
+        self.start_with_window(command_text(command), opens_a_window(launched_program(command)))
+
+    def start_with_window(self, command_line: str, windowed: bool) -> None:
+        """Start a program; for an application, return once a new window of it is shown."""
+        before = self.bash(VISIBLE_WINDOWS)[1] if windowed else ""
+        self.start_detached(command_line)
+        if windowed and self.bash(new_window_script(before))[0] != 0:
+            log.warning("setup of %s: no window came from %r", self.task.id, command_line[:80])
 
     def execute(self, params: dict) -> None:
         # The command's exit code does not fail the step: tasks run `diff` or `pkill` and judge

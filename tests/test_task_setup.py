@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -15,6 +16,7 @@ from tasks.setup import (
     window_activate_script,
     window_close_script,
 )
+from tasks.setup_windows import new_window_script, opens_a_window
 
 
 class RecordingSandbox:
@@ -181,3 +183,20 @@ def test_window_steps_wait_and_find_the_image_stand_ins():
     assert "--class Terminal" in window_activate_script("Terminal", strict=False, by_class=False)
     strict = window_close_script("New Tab - Google Chrome", strict=True, by_class=False)
     assert "'^New Tab - Chromium$'" in strict
+
+
+def test_a_launched_application_is_waited_for_until_a_new_window_shows(tmp_path):
+    assert opens_a_window("libreoffice") and opens_a_window("/usr/bin/gimp")
+    assert not opens_a_window("socat") and not opens_a_window(None)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "xdotool").write_text("#!/bin/sh\nprintf '11\\n22\\n33\\n'\n")
+    (fake / "xdotool").chmod(0o755)
+    env = {"PATH": f"{fake}:/usr/bin:/bin"}
+
+    def wait(before: str) -> int:
+        script = new_window_script(before, wait_s=1)
+        return subprocess.run(["bash", "-c", script], env=env, timeout=10).returncode
+
+    assert wait("11\n22\n") == 0  # 33 is new
+    assert wait("11\n22\n33\n") == 1  # nothing new within the wait
