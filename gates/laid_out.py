@@ -114,7 +114,7 @@ def gate_laid_out(
 
     files = files_under(root)
     with open_sandbox(sandbox_config) as sandbox:
-        run_setup(task.config, sandbox, task, cache_dir)
+        run_setup(task.config, sandbox, task, cache_dir, before_agent=True)
         started_at = time.time()
         present = Gate.present(sandbox, task.instruction)
         laid = lay_out(sandbox, files)

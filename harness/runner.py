@@ -89,7 +89,7 @@ def run_task(
         outcome.status = "setup"
 
         if milestone is None:
-            run_setup(task.config, sandbox, task, _cache_dir(config))
+            run_setup(task.config, sandbox, task, _cache_dir(config), before_agent=True)
         started_at = milestone["started_at"] if milestone else time.time()
         record.append(
             "setup_done",
@@ -305,11 +305,18 @@ def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None
     if not task.evaluator or not task.evaluator.func:
         return
 
-    try:
-        run_setup(task.evaluator.postconfig, sandbox, task, _cache_dir(config))
-    except StateActError as exc:
-        outcome.evaluation_note = f"postconfig failed: {exc}"
     with tempfile.TemporaryDirectory(prefix="stateact-eval-") as work_dir:
+        # A postconfig step's `stdout` file lands in the work folder, where `cache_file` reads it.
+        try:
+            run_setup(
+                task.evaluator.postconfig,
+                sandbox,
+                task,
+                _cache_dir(config),
+                outputs_dir=Path(work_dir),
+            )
+        except StateActError as exc:
+            outcome.evaluation_note = f"postconfig failed: {exc}"
         evaluation = evaluate(
             task,
             SandboxSource(sandbox),

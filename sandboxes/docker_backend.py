@@ -224,7 +224,9 @@ class DockerSandbox(ToolboxSandboxMixin):
                 command=["sleep", "infinity"],
                 name=self.id,
                 init=True,
-                user=SANDBOX_USER,
+                # Root here, so a root exec (the setup's sudo steps) keeps the capabilities below;
+                # exec as `user` (the toolbox, every harness command) gets none of them.
+                user="root",
                 working_dir=SANDBOX_HOME,
                 environment=self.env,
                 network_mode=config.network_mode if config.network else "none",

@@ -25,6 +25,10 @@ ALIASES = {
     # Ubuntu's default player in OSWorld's VM; the image's player of videos is VLC.
     "ubuntu_media_player": "vlc",
 }
+# Getters whose starting answer comes from an application of OSWorld's VM: there GNOME Videos is
+# the default player, so "which player opens videos" reads it until the agent picks VLC. In an image
+# whose only video player is VLC the checker finds the task done before it starts.
+STATE_APPS = {"default_video_player": "totem"}
 # Programs launch steps start that belong to the system rather than to an application.
 SYSTEM_PROGRAMS = {"pkill", "killall", "bash", "sh", "sleep", "xdg-open", "python", "python3"}
 # Shell words that only prepare the command after them (`cd DIR && app`, `nohup app`).
@@ -62,7 +66,8 @@ def launched_program(command: str | list) -> str | None:
 
 
 def required_apps(task: Task) -> list[str]:
-    """Every application the task names or launches, canonical names, in first-seen order."""
+    """Every application the task names or launches, or whose state its checker reads, canonical
+    names, in first-seen order."""
     names = [app_name(app) for app in task.related_apps]
     for step in (*task.config, *task.evaluator.postconfig):
         if step.type != "launch":
@@ -70,6 +75,10 @@ def required_apps(task: Task) -> list[str]:
         program = launched_program(step.parameters.get("command", ""))
         if program and program not in SYSTEM_PROGRAMS:
             names.append(app_name(program))
+    for spec in (*task.evaluator.aligned("result"), *task.evaluator.aligned("expected")):
+        for item in spec if isinstance(spec, list) else [spec]:
+            if isinstance(item, dict) and item.get("type") in STATE_APPS:
+                names.append(STATE_APPS[item["type"]])
     return list(dict.fromkeys(names))
 
 

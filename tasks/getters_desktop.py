@@ -104,13 +104,14 @@ def get_default_video_player(spec: dict, ctx: GetterContext) -> str:
 
 @getter("vm_command_error")
 def get_vm_command_error(spec: dict, ctx: GetterContext) -> str:
-    """The output of a command that failed (empty when it succeeded): its error message."""
+    """What a command writes on stderr, as OSWorld's getter returns (its `error` field), whatever
+    the exit code: a missing module's traceback ends in `ModuleNotFoundError: …`."""
     command = spec.get("command")
     if not isinstance(command, str | list):
         raise StateActError("vm_command_error getter needs a 'command'")
     text = command if isinstance(command, str) else shlex.join(command)
-    reply = desktop_command(ctx, text)
-    return "" if reply.get("returncode", 0) == 0 else reply.get("output", "")
+    # stderr onto the captured stream, stdout dropped (the source itself drops the outer stderr).
+    return desktop_command(ctx, "{ " + text + "\n} 2>&1 >/dev/null").get("output", "")
 
 
 @getter("background_image_in_slide")

@@ -8,6 +8,7 @@ GUI programs need the desktop: before the first GUI step the sandbox's `stateact
 
 from __future__ import annotations
 
+import logging
 import re
 import shlex
 import time
@@ -18,9 +19,19 @@ from typing import Any
 from harness.kernel.core import StateActError, ToolError
 from sandboxes.base import SANDBOX_HOME, SANDBOX_USER, Sandbox
 from sandboxes.toolbox.observer import DESKTOP_ENV_FILE, SAFE_DESKTOP_ENV
+from tasks.apps import launched_program
 from tasks.cache import confined, resolve_source
 from tasks.chrome_live import cdp_call
 from tasks.schema import SetupStep, Task
+from tasks.setup_windows import (
+    VISIBLE_WINDOWS,
+    new_window_script,
+    opens_a_window,
+    window_activate_script,
+    window_close_script,
+)
+
+log = logging.getLogger(__name__)
 
 DESKTOP_ENV = DESKTOP_ENV_FILE
 # Postconfig steps run after the agent, which can write that file: take only its checked values.
@@ -41,23 +52,37 @@ STEP_TYPES = {
     "googledrive",
 }
 GUI_STEPS = {"open", "launch", "activate_window", "close_window", "chrome_open_tabs"}
+COMMAND_STEPS = {"execute", "command"}
+USER_RUNTIME_DIR = "/run/user/1000"
+"""The user's runtime folder on Ubuntu (uid 1000, as `user` here), where its session bus lives."""
+USER_FOLDERS = (
+    *("Desktop", "Documents", "Downloads", "Music"),
+    *("Pictures", "Public", "Templates", "Videos"),
+)
+"""An Ubuntu desktop user's home folders, there in OSWorld's VM (`sudo mkdir ~/Desktop/x`)."""
 UNSUPPORTED_STEPS = {
     "login": "it signs in to a live web site with an account, which StateAct's offline sandbox "
     "cannot do",
     "googledrive": "it fills a Google Drive account, which StateAct's offline sandbox cannot do",
 }
 SUDO = re.compile(r"(^|[\s;&|(`])sudo\s")
-# OSWorld's user has sudo. Here no process can gain privileges: the sandbox sets no-new-privileges,
-# and even `docker exec -u root` into it has no capabilities (it could not switch users, nor write
-# in the user's home). So a step's `sudo` runs its command with the user's rights: what sudo does
-# in OSWorld's setups that can work offline (mkdir in the home, unzip, installing a package the
-# image already has) works; the rest fails as the step's output says, as it would without sudo.
-SUDO_AS_USER = (
+# OSWorld's user has sudo; the agent here has none (no-new-privileges, and `user` is no sudoer).
+# Before the agent starts (`before_agent`), a command step that uses `sudo` runs as root: the
+# docker backend's root keeps the container's few capabilities (file ownership, switching users),
+# while the agent's processes have none. The step's shell keeps the user's HOME, so `~` means what
+# it means in OSWorld's user shell, and `sudo` is a function that drops its options (and the
+# password line -S reads) and runs the command. After the agent (postconfig), and on a backend
+# without root, the same function runs the command with the user's rights: root then would run
+# what the agent planted in the home. docs/osworld-setup.md has the measurements.
+SUDO_FUNCTION = (
     "sudo() { local stdin_password=; while [ $# -gt 0 ]; do case $1 in "
     "-S|--stdin) stdin_password=1; shift ;; -[ugpCDRhTU]) shift 2 ;; --) shift; break ;; "
     "-*) shift ;; *) break ;; esac; done; "
     '[ -n "$stdin_password" ] && IFS= read -r _; [ $# -eq 0 ] || "$@"; }; export -f sudo; '
 )
+SUDO_AS_USER = SUDO_FUNCTION  # the name tests and older callers know
+AS_THE_USER = f"export HOME={SANDBOX_HOME} USER={SANDBOX_USER} LOGNAME={SANDBOX_USER}; "
+"""A root step's shell keeps the user's home and name, as `sudo` in the user's shell does."""
 OFFICE_MODES = {
     ".xlsx": "--calc",
     ".xls": "--calc",
@@ -118,32 +143,6 @@ def detached(command_line: str, log_name: str) -> str:
     )
 
 
-def window_activate_script(name: str, strict: bool, by_class: bool) -> str:
-    """Shell text that raises the first window matching `name` (title or class); fails if none."""
-    flag = "--class" if by_class else "--name"
-    pattern = f"^{_regex_escape(name)}$" if strict else _regex_escape(name)
-    return (
-        f"wid=$(xdotool search --onlyvisible {flag} {shlex.quote(pattern)} | head -n1); "
-        f'if [ -n "$wid" ]; then xdotool windowactivate --sync "$wid"; '
-        f"else wmctrl {'-x ' if by_class else ''}-a {shlex.quote(name)}; fi"
-    )
-
-
-def window_close_script(name: str, strict: bool, by_class: bool) -> str:
-    flag = "--class" if by_class else "--name"
-    pattern = f"^{_regex_escape(name)}$" if strict else _regex_escape(name)
-    return (
-        f"wid=$(xdotool search {flag} {shlex.quote(pattern)} | head -n1); "
-        f'if [ -n "$wid" ]; then xdotool windowclose "$wid"; '
-        f"else wmctrl {'-x ' if by_class else ''}-c {shlex.quote(name)}; fi"
-    )
-
-
-def _regex_escape(text: str) -> str:
-    # xdotool takes POSIX extended regexes; escape their metacharacters.
-    return "".join("\\" + c if c in ".^$*+?()[]{}|\\" else c for c in text)
-
-
 @dataclass
 class SetupRunner:
     """Runs steps in one sandbox; remembers whether the desktop is up."""
@@ -155,6 +154,11 @@ class SetupRunner:
     outputs_dir: Path | None = None
     """Host folder for an execute step's `stdout`/`stderr` files (read later by `cache_file`)."""
     desktop_started: bool = False
+    before_agent: bool = False
+    """These are the task's own setup steps, run before any agent has touched the sandbox: a
+    command step that uses `sudo` runs as root, and the home gets Ubuntu's user folders."""
+    desktop_missing: bool = False
+    """The image has no desktop session to start (a command step then runs without one)."""
     launched: int = field(default=0)
 
     def bash(
@@ -170,15 +174,53 @@ class SetupRunner:
             raise StateActError(f"{what} failed (exit {code}): {output.strip()[-300:]}")
         return output
 
-    def ensure_desktop(self) -> None:
-        if self.desktop_started or self.bash(f"test -f {DESKTOP_ENV}")[0] == 0:
+    def ensure_desktop(self, optional: bool = False) -> None:
+        """Start the desktop session unless it is up; `optional`: not in an image without one."""
+        if self.desktop_started:
+            return
+        folders = " ".join(f"{SANDBOX_HOME}/{name}" for name in USER_FOLDERS)
+        # Made only before the agent: afterwards one it removed must stay removed.
+        make_folders = ""
+        if self.before_agent:
+            make_folders = f" && {{ mkdir -p {folders} 2>/dev/null; true; }}"
+        if self.bash(f"test -f {DESKTOP_ENV}{make_folders}")[0] == 0:
             self.desktop_started = True
+            self.publish_user_bus()
+            return
+        if optional and (
+            self.desktop_missing or self.bash("command -v stateact-desktop >/dev/null")[0] != 0
+        ):
+            self.desktop_missing = True
             return
         width = self.placeholders.get("SCREEN_WIDTH", 1280)
         height = self.placeholders.get("SCREEN_HEIGHT", 720)
         size = f"{width}x{height}"
-        self.must(f"stateact-desktop start {size}", "starting the desktop", timeout=90.0)
+        self.must(
+            f"stateact-desktop start {size}{make_folders}",
+            "starting the desktop",
+            timeout=90.0,
+        )
         self.desktop_started = True
+        self.publish_user_bus()
+
+    def publish_user_bus(self) -> None:
+        """Before the agent, make the session bus reachable where Ubuntu keeps it, as OSWorld's
+        steps address it (`DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus gsettings …`).
+
+        Best effort: /run is root's, so this needs the root step of the docker backend."""
+        if not self.before_agent:
+            return
+        folder = USER_RUNTIME_DIR
+        owner = f"{SANDBOX_USER}:{SANDBOX_USER}"
+        self.sandbox.exec(
+            ["bash", "-c", f"mkdir -p {folder} && chown {owner} {folder} && chmod 700 {folder}"],
+            user="root",
+        )
+        link = (
+            "socket=${DBUS_SESSION_BUS_ADDRESS#unix:path=}; socket=${socket%%,*}; "
+            f'[ -S "$socket" ] && [ -O {folder} ] && ln -sfn "$socket" {folder}/bus'
+        )
+        self.bash(link)
 
     def start_detached(self, command_line: str) -> None:
         self.launched += 1
@@ -202,20 +244,35 @@ class SetupRunner:
                 raise StateActError(f"{path} could not be given to user {SANDBOX_USER}")
 
     def open(self, params: dict) -> None:
-        self.start_detached(command_text(open_command(str(params["path"]))))
+        command = open_command(str(params["path"]))
+        self.start_with_window(command_text(command), opens_a_window(command[0]))
 
     def launch(self, params: dict) -> None:
-        self.start_detached(command_text(params["command"]))
+        command = params["command"]
+        self.start_with_window(command_text(command), opens_a_window(launched_program(command)))
+
+    def start_with_window(self, command_line: str, windowed: bool) -> None:
+        """Start a program; for an application, return once a new window of it is shown."""
+        before = self.bash(VISIBLE_WINDOWS)[1] if windowed else ""
+        self.start_detached(command_line)
+        if windowed and self.bash(new_window_script(before))[0] != 0:
+            log.warning("setup of %s: no window came from %r", self.task.id, command_line[:80])
 
     def execute(self, params: dict) -> None:
         # The command's exit code does not fail the step: tasks run `diff` or `pkill` and judge
         # their output later, as OSWorld does.
         command = command_text(params["command"])
         until = params.get("until") or {}
-        prefix = SUDO_AS_USER if SUDO.search(command) else ""
+        uses_sudo = SUDO.search(command) is not None
+        prefix = SUDO_FUNCTION if uses_sudo else ""
+        user = SANDBOX_USER
+        if uses_sudo and self.before_agent:
+            prefix, user = AS_THE_USER + prefix, "root"
         for _attempt in range(10 if until else 1):
             code, output = self.bash(
-                f"{prefix}cd {SANDBOX_HOME}; {command}", timeout=float(params.get("timeout", 120))
+                f"{prefix}cd {SANDBOX_HOME}; {command}",
+                timeout=float(params.get("timeout", 120)),
+                user=user,
             )
             if not until or self.until_met(until, code, output):
                 break
@@ -248,7 +305,15 @@ class SetupRunner:
             bool(params.get("strict", False)),
             bool(params.get("by_class", False)),
         )
-        self.must(script, f"activating the window {params['window_name']!r}")
+        code, output = self.bash(script)
+        if code != 0:
+            # OSWorld ignores wmctrl's answer: a window that never came is a warning, as there.
+            log.warning(
+                "setup of %s: no window %r to activate: %s",
+                self.task.id,
+                params["window_name"],
+                output.strip()[-200:],
+            )
 
     def close_window(self, params: dict) -> None:
         script = window_close_script(
@@ -286,6 +351,10 @@ class SetupRunner:
         try:
             if step.type in GUI_STEPS:
                 self.ensure_desktop()
+            elif step.type in COMMAND_STEPS:
+                # OSWorld runs every command in a live session: pyautogui needs the display, and
+                # gsettings without the session's bus changes nothing.
+                self.ensure_desktop(optional=True)
             handler(params)
         except (StateActError, ToolError, KeyError, ValueError, TypeError, OSError) as exc:
             detail = f"missing parameter {exc}" if isinstance(exc, KeyError) else str(exc)
@@ -299,10 +368,19 @@ def run_setup(
     cache_dir: Path | None,
     placeholders: dict[str, str] | None = None,
     outputs_dir: Path | None = None,
+    before_agent: bool = False,
 ) -> SetupRunner:
-    """Run `steps` in order; raises StateActError naming the first step that fails."""
+    """Run `steps` in order; raises StateActError naming the first step that fails.
+
+    `before_agent`: these are the task's own setup steps and no agent has written in the sandbox
+    yet, so the steps that use `sudo` run as root and the home gets Ubuntu's user folders."""
     runner = SetupRunner(
-        sandbox, task, cache_dir, placeholders or default_placeholders(1280, 720), outputs_dir
+        sandbox,
+        task,
+        cache_dir,
+        placeholders or default_placeholders(1280, 720),
+        outputs_dir,
+        before_agent=before_agent,
     )
     for index, step in enumerate(steps):
         runner.run(index, step)

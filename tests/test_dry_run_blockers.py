@@ -101,6 +101,15 @@ def test_applications_come_from_names_and_launch_steps(tmp_path):
         ],
     )
     assert required_apps(load_task(path)) == ["vs_code", "libreoffice_writer", "vlc", "chrome"]
+    # The default video player is GNOME Videos on OSWorld's VM: without it the task starts done.
+    player = write_task(
+        tmp_path,
+        "player",
+        related_apps=["vlc"],
+        evaluator={"func": "check_include_exclude", "result": {"type": "default_video_player"}},
+    )
+    assert required_apps(load_task(player)) == ["vlc", "totem"]
+    assert "totem" not in declared_apps("desktop")
 
 
 def test_images_declare_their_applications_outside_their_hash(tmp_path):

@@ -4,6 +4,8 @@ folder of machine files plus canned command answers."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from pptx.oxml import parse_xml
 from pptx.oxml.ns import nsdecls
 
 from harness.kernel.core import StateActError
-from tasks.getters import GetterContext, RootDirSource, run_getter
+from tasks.getters import GetterContext, RootDirSource, SandboxSource, run_getter
 from tasks.metrics.general import check_include_exclude
 from tasks.metrics.image_similarity import compare_images
 from tasks.metrics.images import check_config_status
@@ -146,3 +148,25 @@ def test_background_image_in_slide(tmp_path):
     assert compare_images(got, str(picture)) == 1.0
     assert run_getter({**spec, "slide_index": 0}, context(tmp_path)) is None
     assert run_getter({**spec, "slide_index": 5}, context(tmp_path)) is None
+
+
+class HostShell:
+    """Runs the harness's exec argv with this machine's bash: real redirections, no sandbox."""
+
+    def exec(self, argv, timeout=120.0, user="user"):
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        return done.returncode, done.stdout + done.stderr
+
+
+def test_command_error_is_the_commands_stderr_as_in_osworld(tmp_path):
+    """OSWorld's getter returns the command's stderr: a missing module's traceback, which a
+    `check_include_exclude` rule excluding "Error:" must see (stdout alone is empty)."""
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps({"instruction": "x", "evaluator": {"func": "infeasible"}}))
+    ctx = GetterContext(load_task(task), SandboxSource(HostShell()), None, tmp_path / "work")
+    missing = [sys.executable, "-c", "import no_such_module_here"]
+    error = run_getter({"type": "vm_command_error", "command": missing}, ctx)
+    assert "ModuleNotFoundError: No module named 'no_such_module_here'" in error
+    assert check_include_exclude(error, {"include": [], "exclude": ["Error:"]}) == 0.0
+    spoken = "echo out; echo err >&2"
+    assert run_getter({"type": "vm_command_error", "command": spoken}, ctx).strip() == "err"

@@ -97,13 +97,31 @@ def test_gsettings_writes_dconf_and_the_command_getter_reads_it_back(sandbox, tm
         assert run_getter(spec, ctx).strip() == value
 
 
-def test_a_sudo_setup_step_works_but_the_agent_has_no_sudo(sandbox, tmp_path):
+def test_a_sudo_step_runs_as_root_before_the_agent_but_the_agent_has_no_sudo(sandbox, tmp_path):
     task = load_task(SAVE_TASK)
-    command = "echo {CLIENT_PASSWORD} | sudo -S mkdir -p ~/Desktop/todo && touch ~/Desktop/todo/a"
-    run_setup(steps({"type": "execute", "parameters": {"command": command}}), sandbox, task, None)
-    assert sh(sandbox, "stat -c %U ~/Desktop/todo ~/Desktop/todo/a").split() == ["user", "user"]
+    # OSWorld's e0df059f: `sudo mkdir` in the user's Desktop makes a root-owned folder there, which
+    # the user can still rename (the folder above is the user's).
+    command = "echo {CLIENT_PASSWORD} | sudo -S mkdir ~/Desktop/todo_list_Jan_1; id -u"
+    setup = steps({"type": "execute", "parameters": {"command": command, "stdout": "id.out"}})
+    run_setup(setup, sandbox, task, None, outputs_dir=tmp_path, before_agent=True)
+    assert (tmp_path / "id.out").read_text().split() == ["0"]
+    assert sh(sandbox, "stat -c %U ~/Desktop/todo_list_Jan_1").split() == ["root"]
+    sh(sandbox, "mv ~/Desktop/todo_list_Jan_1 ~/Desktop/todo_list_Jan_2")
+    # A package the image has "installs" as on the VM (apt-get as root, offline).
+    install = "echo {CLIENT_PASSWORD} | sudo -S apt-get install jq -y; echo rc=$?"
+    setup = steps({"type": "execute", "parameters": {"command": install, "stdout": "apt.out"}})
+    run_setup(setup, sandbox, task, None, outputs_dir=tmp_path, before_agent=True)
+    assert "rc=0" in (tmp_path / "apt.out").read_text()
+    # After the agent (postconfig), sudo runs with the user's rights.
+    after = steps({"type": "execute", "parameters": {"command": command, "stdout": "late.out"}})
+    run_setup(after, sandbox, task, None, outputs_dir=tmp_path)
+    assert (tmp_path / "late.out").read_text().split()[-1] == "1000"
+    # The agent's processes have no capability and no sudo; only root's execs have a few.
+    assert sh(sandbox, "grep CapEff /proc/self/status").split()[-1] == "0000000000000000"
     code, out = sandbox.exec(["bash", "-c", "echo password | sudo -S true"])
     assert code != 0 and "sudo" in out
+    code, out = sandbox.exec(["bash", "-c", "grep CapEff /proc/self/status"], user="root")
+    assert code == 0 and out.split()[-1] != "0000000000000000"
 
 
 def quit_window(box, window: str) -> None:

@@ -25,9 +25,10 @@ def task(tmp_path):
     return load_task(path)
 
 
-def run(tmp_path, *raw, sandbox=None):
+def run(tmp_path, *raw, sandbox=None, before_agent=False):
     sandbox = sandbox or RecordingSandbox()
-    run_setup([SetupStep.model_validate(s) for s in raw], sandbox, task(tmp_path), None)
+    steps = [SetupStep.model_validate(s) for s in raw]
+    run_setup(steps, sandbox, task(tmp_path), None, before_agent=before_agent)
     return sandbox
 
 
@@ -46,14 +47,22 @@ def test_sudo_is_recognised_as_a_command_word_only(command, uses_sudo):
     assert (SUDO.search(command) is not None) is uses_sudo
 
 
-def test_a_sudo_step_runs_as_the_user_with_sudo_defined_in_its_shell(tmp_path):
+@pytest.mark.parametrize("as_root", [False, True])
+def test_a_sudo_step_runs_with_sudo_defined_in_its_shell_as_root_only_before_the_agent(
+    tmp_path, as_root
+):
     sandbox = run(
         tmp_path,
         {"type": "execute", "parameters": {"command": "echo pw | sudo -S mkdir ~/Desktop/x"}},
         {"type": "execute", "parameters": {"command": ["ls", "/home/user"]}},
+        before_agent=as_root,
     )
-    (sudo_argv, sudo_user), (plain_argv, plain_user) = sandbox.commands
-    assert sudo_user == "user" and SUDO_AS_USER in sudo_argv[-1]
+    # The desktop session comes first (command steps run in it); then the two steps.
+    steps = [(argv, user) for argv, user in sandbox.commands if "cd /home/user;" in argv[-1]]
+    (sudo_argv, sudo_user), (plain_argv, plain_user) = steps
+    assert SUDO_AS_USER in sudo_argv[-1]
+    assert sudo_user == ("root" if as_root else "user")
+    assert ("export HOME=/home/user USER=user" in sudo_argv[-1]) is as_root
     assert plain_user == "user" and "sudo" not in plain_argv[-1]
 
 

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
 from harness.kernel.core import StateActError
 from tasks.cache import cache_name
 from tasks.schema import SetupStep, load_task
-from tasks.setup import default_placeholders, run_setup
+from tasks.setup import (
+    default_placeholders,
+    run_setup,
+    window_activate_script,
+    window_close_script,
+)
+from tasks.setup_windows import new_window_script, opens_a_window
 
 
 class RecordingSandbox:
@@ -100,16 +107,23 @@ def test_a_failing_step_is_named(tmp_path):
         task,
         None,
     )
-    with pytest.raises(StateActError, match=r"setup step 1 \(activate_window\) failed: .*boom"):
+    with pytest.raises(StateActError, match=r"setup step 1 \(close_window\) failed: .*boom"):
         run_setup(
             steps(
                 {"type": "sleep", "parameters": {"seconds": 0}},
-                {"type": "activate_window", "parameters": {"window_name": "Nope"}},
+                {"type": "close_window", "parameters": {"window_name": "Nope"}},
             ),
             RecordingSandbox(fail_on="Nope"),
             task,
             None,
         )
+    # OSWorld ignores wmctrl's answer when it activates a window: a missing one is only a warning.
+    run_setup(
+        steps({"type": "activate_window", "parameters": {"window_name": "Nope"}}),
+        RecordingSandbox(fail_on="Nope"),
+        task,
+        None,
+    )
     with pytest.raises(
         StateActError, match=r"setup step 0 \(download\) failed: .*not in any cache dir"
     ):
@@ -132,3 +146,57 @@ def test_a_failing_step_is_named(tmp_path):
         StateActError, match=r"setup step 0 \(open\) failed: missing parameter 'path'"
     ):
         run_setup(steps({"type": "open", "parameters": {}}), RecordingSandbox(), task, None)
+
+
+def test_command_steps_run_in_the_desktop_session_when_the_image_has_one(tmp_path):
+    task_file = tmp_path / "t.json"
+    task_file.write_text(json.dumps({"instruction": "x", "evaluator": {"func": "infeasible"}}))
+    gsettings = steps(
+        {"type": "execute", "parameters": {"command": "gsettings set a b false"}},
+        {"type": "command", "parameters": {"command": ["python", "-c", "import pyautogui"]}},
+    )
+    desktop = RecordingSandbox()
+    run_setup(gsettings, desktop, load_task(task_file), None, before_agent=True)
+    scripts = [argv[-1] for argv, _ in desktop.commands]
+    starts = [s for s in scripts if "stateact-desktop start" in s]
+    assert len(starts) == 1 and "mkdir -p /home/user/Desktop" in starts[0]
+    assert scripts.index(starts[0]) < next(i for i, s in enumerate(scripts) if "gsettings" in s)
+    # The session bus is also published where Ubuntu keeps it (root makes the user's /run folder).
+    assert any(u == "root" and "/run/user/1000" in argv[-1] for argv, u in desktop.commands)
+    assert any("ln -sfn" in s and "/run/user/1000/bus" in s for s in scripts)
+    # After the agent (postconfig) the user folders are not made again: it may have removed one.
+    late = RecordingSandbox()
+    run_setup(gsettings, late, load_task(task_file), None)
+    assert not any("mkdir -p /home/user/Desktop" in argv[-1] for argv, _ in late.commands)
+    assert not any(user == "root" for _, user in late.commands)
+    # An image without the desktop (base): the commands run without one, asked once.
+    bare = RecordingSandbox(fail_on="command -v stateact-desktop")
+    run_setup(gsettings, bare, load_task(task_file), None)
+    scripts = [argv[-1] for argv, _ in bare.commands]
+    assert not any("stateact-desktop start" in s for s in scripts)
+    assert sum("command -v stateact-desktop" in s for s in scripts) == 1
+
+
+def test_window_steps_wait_and_find_the_image_stand_ins():
+    script = window_activate_script("Google Chrome", strict=False, by_class=False)
+    assert "SECONDS + 30" in script and "--name Chromium" in script
+    assert "--class Terminal" in window_activate_script("Terminal", strict=False, by_class=False)
+    strict = window_close_script("New Tab - Google Chrome", strict=True, by_class=False)
+    assert "'^New Tab - Chromium$'" in strict
+
+
+def test_a_launched_application_is_waited_for_until_a_new_window_shows(tmp_path):
+    assert opens_a_window("libreoffice") and opens_a_window("/usr/bin/gimp")
+    assert not opens_a_window("socat") and not opens_a_window(None)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "xdotool").write_text("#!/bin/sh\nprintf '11\\n22\\n33\\n'\n")
+    (fake / "xdotool").chmod(0o755)
+    env = {"PATH": f"{fake}:/usr/bin:/bin"}
+
+    def wait(before: str) -> int:
+        script = new_window_script(before, wait_s=1)
+        return subprocess.run(["bash", "-c", script], env=env, timeout=10).returncode
+
+    assert wait("11\n22\n") == 0  # 33 is new
+    assert wait("11\n22\n33\n") == 1  # nothing new within the wait
