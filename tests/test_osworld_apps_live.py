@@ -16,7 +16,7 @@ from tasks.getters import GetterContext, SandboxSource, run_getter
 from tasks.metrics import METRICS
 from tasks.schema import SetupStep, load_task
 from tasks.setup import run_setup
-from tests.conftest import require_image
+from tests.conftest import OSWORLD_EXAMPLES, require_image
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.desktop]
 
@@ -65,6 +65,17 @@ def launch(box, command) -> None:
 
 def ctx(box, tmp_path) -> GetterContext:
     return GetterContext(TASK, SandboxSource(box), None, tmp_path / "work")
+
+
+def test_a_vs_code_setup_writes_its_settings_before_code_ever_ran(sandbox):
+    # 982d12a5's first step sets a theme in ~/.config/Code/User/settings.json, then launches code.
+    task = OSWORLD_EXAMPLES / "vs_code" / "982d12a5-beab-424f-8d38-d2a48429e511.json"
+    step = json.loads(task.read_text())["config"][0]
+    assert step["type"] == "command"
+    assert sh(sandbox, "pgrep -c -f code-server || true").strip() == "0"  # code never started
+    run_setup([SetupStep.model_validate(step)], sandbox, TASK, None)
+    settings = json.loads(sh(sandbox, "cat ~/.config/Code/User/settings.json"))
+    assert settings == {"workbench.colorTheme": "Red"}
 
 
 def test_nautilus_starts_under_xvfb_and_makes_a_folder(sandbox, tmp_path):
