@@ -30,6 +30,18 @@ def commit(subgoal: str, actions: list[dict], extra: int = 0) -> dict:
     return {"text": json.dumps({"candidates": candidates, "best": 1})}
 
 
+def report_task(tmp_path, task_id: str) -> Task:
+    return Task.model_validate(
+        {
+            "id": task_id,
+            "instruction": f"Write done into {REPORT}.",
+            "config": [],
+            "evaluator": {},
+            "base_dir": tmp_path,
+        }
+    )
+
+
 def prompts(server) -> list[str]:
     return [json.dumps(r["json"]["messages"]) for r in server.completion_requests()]
 
@@ -65,15 +77,7 @@ def test_lstc_detects_a_repeated_action_and_reaches_a_verified_finish(tmp_path, 
         config.sandbox.backend = "local"
         config.task_state.enabled = True
         config.lstc.abstraction = "lines"  # this test follows the routing; abstraction has its own
-        task = Task.model_validate(
-            {
-                "id": "lstc",
-                "instruction": f"Write done into {REPORT}.",
-                "config": [],
-                "evaluator": {},
-                "base_dir": tmp_path,
-            }
-        )
+        task = report_task(tmp_path, "lstc")
         result = run_task(task, config, tmp_path / "run", resume=False)
         sent = prompts(server)
         requests = server.completion_requests()
@@ -210,15 +214,7 @@ def test_lstc_is_told_the_lessons_and_its_done_waits_for_the_leaf_probes(tmp_pat
         config.sandbox.backend = "local"
         config.task_state.enabled = True
         config.lstc.abstraction = "lines"
-        task = Task.model_validate(
-            {
-                "id": "lstc-memory",
-                "instruction": f"Write done into {REPORT}.",
-                "config": [],
-                "evaluator": {},
-                "base_dir": tmp_path,
-            }
-        )
+        task = report_task(tmp_path, "lstc-memory")
         result = run_task(task, config, tmp_path / "run", resume=False)
         sent = prompts(server)
     assert result["status"] == "completed" and result["gate_rounds"] == 1, result
