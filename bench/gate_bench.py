@@ -76,9 +76,8 @@ def rows() -> list[Row]:
             total["cases"],
             "a fresh sandbox per case (stateact gate)",
             baseline,
-            f"model-free recall {total['caught']}/{total['must_catch']} "
-            f"({total['recall']:.1%}); false rejections "
-            f"{total['false_rejections']}/{total['correct']}",
+            f"model-free recall {total['caught']}/{total['must_catch']} ({total['recall']:.1%}); "
+            f"false rejections {total['false_rejections']}/{total['correct']}",
         )
     )
     return rows

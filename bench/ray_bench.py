@@ -55,9 +55,8 @@ def rows() -> list[Row]:
                 lambda out, o=options: run_suite_on_ray(slice_paths(), config, out, o)
             )
         note = (
-            f"{60 / ray_s:.1f} tasks/min on Ray vs {60 / local_s:.1f} local; mean "
-            f"score {score:.2f}; "
-            f"Ray overhead {ray_s - local_s:+.1f} s/task (2 cores shared by all nodes)"
+            f"{60 / ray_s:.1f} tasks/min on Ray vs {60 / local_s:.1f} local; mean score "
+            f"{score:.2f}; Ray overhead {ray_s - local_s:+.1f} s/task (2 cores shared by all nodes)"
         )
         result.append(
             row(

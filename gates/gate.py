@@ -52,15 +52,12 @@ class ProbeTool:
             description=(
                 "Run a typed read-only check. `spec.kind` is one of: file_exists {path}; file_grep "
                 "{path, patterns, mode: all|any}; xlsx_cells {path, sheet?, cells?, expect?: {B7: "
-                "{value|formula}}, sheet_names?}; docx_text / pptx_text {path, "
-                "contains?, not_contains?}; "
-                "sqlite_query {path, query (SELECT), expect_rows?}; shell_command {argv (read-only "
-                "programs, no pipes), expect_exit?, expect_substring?, "
-                "forbid_substring?}; dom_query "
-                "{url, selector, expect_text?, expect_count?}; url_match {pattern, "
-                "profile_root?} (newest URL in the "
-                "browser's saved history). Answers true, false or inconclusive; a "
-                "true/false answer is binding."
+                "{value|formula}}, sheet_names?}; docx_text / pptx_text {path, contains?, "
+                "not_contains?}; sqlite_query {path, query (SELECT), expect_rows?}; shell_command "
+                "{argv (read-only programs, no pipes), expect_exit?, expect_substring?, "
+                "forbid_substring?}; dom_query {url, selector, expect_text?, expect_count?}; "
+                "url_match {pattern, profile_root?} (newest URL in the browser's saved history). "
+                "Answers true, false or inconclusive; a true/false answer is binding."
             ),
             input_schema={
                 "type": "object",
@@ -289,8 +286,8 @@ class FinishGate:
         )
         gaps = "\n".join(f"- {gap}" for gap in verdict.gap_texts)
         return (
-            f"The independent finish gate {said} (round {self.rounds} of "
-            f"{self.max_rejections}). Gaps:\n{gaps}\nFix them, verify, and call finish again."
+            f"The independent finish gate {said} (round {self.rounds} of {self.max_rejections}). "
+            f"Gaps:\n{gaps}\nFix them, verify, and call finish again."
         )
 
     def _write(self, verdict: Verdict) -> None:

@@ -29,8 +29,8 @@ def toolbox_argv(python: str, observer: bool) -> list[str]:
     variables) that imports the package from its root-owned folder, so nothing the agent wrote
     (a `~/toolbox/`, `~/.local`, PYTHONPATH in an rc file) can stand in for it."""
     launcher = (
-        f"import sys; sys.path.insert(0, {TOOLBOX_PARENT!r}); "
-        f"from toolbox.server import main; main(observer={bool(observer)})"
+        f"import sys; sys.path.insert(0, {TOOLBOX_PARENT!r}); from toolbox.server import main; "
+        f"main(observer={bool(observer)})"
     )
     return [python, "-I", "-c", launcher]
 

@@ -54,11 +54,10 @@ class ReportTool:
         return ToolSpec(
             name=self.name,
             description=(
-                "End your work and hand your report to the agent that delegated to "
-                "you: what you did, "
-                "the state you left (paths, values, what is on screen), and anything "
-                "that failed or "
-                "is unverified. Only this text goes back, so put every fact it needs in it."
+                "End your work and hand your report to the agent that delegated to you: what you "
+                "did, the state you left (paths, values, what is on screen), and anything that "
+                "failed or is unverified. Only this text goes back, so put every fact it needs in "
+                "it."
             ),
             input_schema={
                 "type": "object",
@@ -140,9 +139,8 @@ class DelegateTool:
         return ToolSpec(
             name=self.name,
             description=(
-                "Hand a focused subtask to a specialist that starts with a fresh "
-                "context holding only "
-                "`task` and `facts`; you get back its short report, never its "
+                "Hand a focused subtask to a specialist that starts with a fresh context holding "
+                "only `task` and `facts`; you get back its short report, never its "
                 f"transcript. {choices}."
             ),
             input_schema={

@@ -103,9 +103,8 @@ class ScreenScale:
         x, y = point
         if not (0 <= x < width and 0 <= y < height):
             raise ToolError(
-                f"`{name}` {list(point)} is outside the screen: x must be in "
-                f"0..{width - 1} and y in "
-                f"0..{height - 1}."
+                f"`{name}` {list(point)} is outside the screen: x must be in 0..{width - 1} and y "
+                f"in 0..{height - 1}."
             )
         factor_x, factor_y = self.screen[0] / width, self.screen[1] / height
         return (
@@ -184,13 +183,10 @@ class ComputerTool:
             name=self.name,
             description=(
                 f"Use the mouse and keyboard on a {width}x{height} screen and take "
-                "screenshots. Coordinates "
-                "are [x, y] pixels of the screenshot, origin top left. Every action "
-                "except screenshot, "
-                "zoom and cursor_position returns a screenshot taken once the screen "
-                "settled. `key` takes "
-                "X keysyms and combinations (`Return`, `ctrl+s`, `alt+F4`); `type` "
-                "types text as given."
+                "screenshots. Coordinates are [x, y] pixels of the screenshot, origin top left. "
+                "Every action except screenshot, zoom and cursor_position returns a screenshot "
+                "taken once the screen settled. `key` takes X keysyms and combinations (`Return`, "
+                "`ctrl+s`, `alt+F4`); `type` types text as given."
             ),
             input_schema={
                 "type": "object",

@@ -65,8 +65,8 @@ class NavigateTool(_BrowserTool):
 class ReadDomTool(_BrowserTool):
     name = "read_dom"
     description = (
-        "The current page as markdown: visible text, tables and links; each "
-        "interactive element is a "
+        "The current page as markdown: visible text, tables and links; each interactive element is "
+        "a "
         'line `[eN] role "name"` whose handle works as the CSS selector [data-sa-id="eN"]. Handles '
         "stay valid on this page until it navigates."
     )
@@ -81,9 +81,8 @@ class ReadDomTool(_BrowserTool):
 class RunJsTool(_BrowserTool):
     name = "run_js"
     description = (
-        "Run JavaScript in the page and return its JSON result: an expression "
-        "(`document.title`), a "
-        "function (`() => ...`), or statements ending with `return value`."
+        "Run JavaScript in the page and return its JSON result: an expression (`document.title`), "
+        "a function (`() => ...`), or statements ending with `return value`."
     )
     schema = _object({"code": {"type": "string"}}, ["code"])
 

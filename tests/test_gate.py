@@ -255,8 +255,8 @@ def test_url_match_reads_the_saved_browser_history(local_sandbox):
     script = (
         "import os, sqlite3; os.makedirs('/home/user/.config/chromium/Default', exist_ok=True)\n"
         "db = sqlite3.connect('/home/user/.config/chromium/Default/History')\n"
-        "db.execute('CREATE TABLE urls (id INTEGER PRIMARY KEY, url TEXT, "
-        "last_visit_time INTEGER)')\n"
+        "db.execute('CREATE TABLE urls (id INTEGER PRIMARY KEY, url TEXT, last_visit_time "
+        "INTEGER)')\n"
         "db.executemany('INSERT INTO urls (url, last_visit_time) VALUES (?, ?)', "
         "[('http://127.0.0.1:8000/old', 1), ('http://127.0.0.1:8000/checkout?done=1', 2)])\n"
         "db.commit(); db.close()"

@@ -36,9 +36,8 @@ NO_FORMAT_QUESTION = (
 )
 PROFILE = "/home/user/.config/libreoffice/4/user/registrymodifications.xcu"
 WAIT_FOR_CALC = (
-    ". /tmp/stateact-desktop.env; for i in $(seq 240); do "
-    "xdotool search --onlyvisible --name 'book.xlsx' >/dev/null && break; sleep 0.5; done; "
-    "sleep 3; ls -la /home/user"
+    ". /tmp/stateact-desktop.env; for i in $(seq 240); do xdotool search --onlyvisible --name "
+    "'book.xlsx' >/dev/null && break; sleep 0.5; done; sleep 3; ls -la /home/user"
 )
 
 

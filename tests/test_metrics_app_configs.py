@@ -237,8 +237,7 @@ def test_check_accessibility_tree_xpath():
     rules = [
         {
             "xpath": "//application[@name='Thunderbird']//*[contains(text(), "
-            "'anonym-x2024@outlook.com') "
-            "or contains(@name, 'anonym-x2024@outlook.com')]"
+            "'anonym-x2024@outlook.com') or contains(@name, 'anonym-x2024@outlook.com')]"
         },
         {
             "xpath": "//application[@name='Thunderbird']//*[contains(@name, 'password') or "

@@ -129,8 +129,8 @@ wb = openpyxl.Workbook(); wb.active['A1'] = 5; wb.save('book.xlsx')
 
 
 HOME_LISTING = (
-    "cd /home/user && find . -printf '%p %m %s %T@\\n' | sort && "
-    "find . -type f -print0 | sort -z | xargs -0 sha256sum"
+    "cd /home/user && find . -printf '%p %m %s %T@\\n' | sort && find . -type f -print0 | sort -z "
+    "| xargs -0 sha256sum"
 )
 
 

@@ -255,8 +255,7 @@ def page_url(desktop_sandbox):
         command="cd /home/user/site && (setsid python3 -m http.server 8765 --bind 127.0.0.1 "
         ">/tmp/http.log 2>&1 &) && "
         'for i in $(seq 100); do python3 -c "import urllib.request as u; '
-        "u.urlopen('http://127.0.0.1:8765/')\" "
-        "2>/dev/null && break; sleep 0.1; done",
+        "u.urlopen('http://127.0.0.1:8765/')\" 2>/dev/null && break; sleep 0.1; done",
     )
     return "http://127.0.0.1:8765/form.html"
 

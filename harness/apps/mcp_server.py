@@ -283,8 +283,8 @@ def build_server(settings: ServerSettings) -> FastServer:
 
     @server.tool(
         description="View, create and edit text files in the sandbox "
-        "(str_replace_based_edit_tool semantics): command is view, create, "
-        "str_replace, insert or undo_edit; paths are absolute."
+        "(str_replace_based_edit_tool semantics): command is view, create, str_replace, insert or "
+        "undo_edit; paths are absolute."
     )
     async def editor(
         ctx: Context,
@@ -380,11 +380,10 @@ def _decode(content: str, encoding: str) -> bytes:
 
 
 INSTRUCTIONS = (
-    "StateAct sandboxes: call sandbox_create first and pass its sandbox_id to every "
-    "other tool. Work with "
-    "bash, python and editor; move files with write_file/read_file; call check with "
-    "the task's instruction "
-    "to have an independent gate judge the sandbox's state. Close sandboxes you no longer need."
+    "StateAct sandboxes: call sandbox_create first and pass its sandbox_id to every other tool. "
+    "Work with bash, python and editor; move files with write_file/read_file; call check with the "
+    "task's instruction to have an independent gate judge the sandbox's state. Close sandboxes you "
+    "no longer need."
 )
 
 

@@ -18,13 +18,10 @@ def register(subparsers) -> None:
         "batch",
         help="run one instruction over many files, each in its own sandbox and through the gate",
         description="Copy each file to /home/user/<name> in a fresh sandbox, run the instruction "
-        "on it "
-        "({file}, {name} and {stem} are filled in; without {file} the path is "
-        "appended), check it with "
-        "the finish gate, and copy the result to OUT/<name> (or the file the instruction names). "
-        "Writes OUT/summary.csv and a run directory per file under OUT/runs/. Exit 0 "
-        "when every file "
-        "passed the gate, 1 otherwise, 2 on bad input.",
+        "on it ({file}, {name} and {stem} are filled in; without {file} the path is appended), "
+        "check it with the finish gate, and copy the result to OUT/<name> (or the file the "
+        "instruction names). Writes OUT/summary.csv and a run directory per file under OUT/runs/. "
+        "Exit 0 when every file passed the gate, 1 otherwise, 2 on bad input.",
     )
     parser.add_argument(
         "files", nargs="+", metavar="FILE", help="input files or glob patterns (quoted)"

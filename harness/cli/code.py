@@ -21,12 +21,10 @@ def register(subparsers) -> None:
         "code",
         help="run a coding instruction on a copy of a repository and get a gate-checked patch",
         description="Copy the repository into a sandbox, let the agent carry out the instruction "
-        "under the "
-        "finish gate (which reads the repository and runs its tests), and write the "
-        "change as a patch "
-        "plus summary.json to the run directory. The repository is left untouched "
-        "unless --apply is "
-        "given. Exit 0 only when the gate passed, 1 otherwise, 2 on bad input.",
+        "under the finish gate (which reads the repository and runs its tests), and write the "
+        "change as a patch plus summary.json to the run directory. The repository is left "
+        "untouched unless --apply is given. Exit 0 only when the gate passed, 1 otherwise, 2 on "
+        "bad input.",
     )
     parser.add_argument("instruction", help="what to change, in plain words")
     parser.add_argument("--repo", required=True, help="the repository folder on this machine")

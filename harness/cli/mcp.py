@@ -14,11 +14,9 @@ def register(subparsers) -> None:
         "mcp",
         help="run an MCP server (stdio) exposing sandboxes and the finish gate",
         description="Serve over stdio: sandbox_create, sandbox_close, bash, python, editor, "
-        "view_image, "
-        "write_file, read_file and check (the narration-blind gate). Sandboxes "
-        "belong to the client "
-        "session and are removed when it ends. Configure it in an MCP client as the command "
-        "`stateact mcp --gate-model PROVIDER/NAME`.",
+        "view_image, write_file, read_file and check (the narration-blind gate). Sandboxes belong "
+        "to the client session and are removed when it ends. Configure it in an MCP client as the "
+        "command `stateact mcp --gate-model PROVIDER/NAME`.",
     )
     parser.add_argument("--gate-model", help="model spec `check` uses when a call names none")
     parser.add_argument(

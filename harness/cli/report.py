@@ -89,8 +89,8 @@ def render(summary: dict) -> str:
         f"  status:  {result.get('status')}"
         + (f" — {result['error']}" if result.get("error") else ""),
         f"  score:   {result.get('score')}",
-        f"  cost:    ${result.get('cost_usd', 0):.4f} "
-        f"({result.get('input_tokens', 0):,} tokens in, {result.get('output_tokens', 0):,} out)",
+        f"  cost:    ${result.get('cost_usd', 0):.4f} ({result.get('input_tokens', 0):,} tokens "
+        f"in, {result.get('output_tokens', 0):,} out)",
         f"  time:    {result.get('duration_s', 0):.1f} s",
         "  turns:   " + ", ".join(f"{a} {n}" for a, n in summary["turns_by_agent"].items()),
         "  tools:   " + ", ".join(f"{t} ×{n}" for t, n in summary["tool_calls"].items()),

@@ -30,10 +30,8 @@ def register(subparsers) -> None:
         "run",
         help="run one task",
         description="Run one task in a fresh sandbox and write config.json, trajectory.jsonl, "
-        "gate/ "
-        "and result.json to the run directory. Exit 0 when the agent finished (gate "
-        "passed), 1 when "
-        "the run ended otherwise (budget, gate rejections, errors), 2 on bad input.",
+        "gate/ and result.json to the run directory. Exit 0 when the agent finished (gate passed), "
+        "1 when the run ended otherwise (budget, gate rejections, errors), 2 on bad input.",
     )
     parser.add_argument("task", help="task JSON file (OSWorld format, or just id + instruction)")
     add_run_options(parser)

@@ -43,10 +43,8 @@ def register(subparsers) -> None:
         "suite",
         help="run a suite of tasks (or list what would run with --dry-run)",
         description="Run every task file under PATH… (folders are searched recursively), each in "
-        "its own "
-        "sandbox, N at a time. Writes OUT/results.jsonl, OUT/summary.json, "
-        "OUT/report.html and one run "
-        "directory per task under OUT/runs/ (and OSWorld's layout under OUT/results/). "
+        "its own sandbox, N at a time. Writes OUT/results.jsonl, OUT/summary.json, OUT/report.html "
+        "and one run directory per task under OUT/runs/ (and OSWorld's layout under OUT/results/). "
         f"`--model {ORACLE_SPEC}` plays each task's reference "
         "solution instead of a model (to check a suite end to end).",
     )
@@ -263,9 +261,8 @@ def coverage_summary(args) -> int:
     getters = [row for row in coverage.rows if row.kind == "getter"]
     say(
         f"{coverage.tasks} task(s): metrics {sum(r.implemented for r in metrics)} of "
-        f"{len(metrics)} "
-        f"implemented, getters {sum(r.implemented for r in getters)} of {len(getters)}; "
-        f"{coverage.covered} task(s) use only implemented ones"
+        f"{len(metrics)} implemented, getters {sum(r.implemented for r in getters)} of "
+        f"{len(getters)}; {coverage.covered} task(s) use only implemented ones"
         + (f"; {coverage.unreadable} unreadable task file(s)" if coverage.unreadable else "")
     )
     return 0

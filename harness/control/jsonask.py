@@ -20,9 +20,8 @@ PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 RAW_RECORD_CHARS = 4000
 FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 REPAIR = (
-    "Your answer could not be used: {error}\nAnswer again with only the JSON value "
-    "the instructions ask "
-    "for, nothing before or after it."
+    "Your answer could not be used: {error}\nAnswer again with only the JSON value the "
+    "instructions ask for, nothing before or after it."
 )
 
 

@@ -162,17 +162,16 @@ class StallRouter:
 def feedback_text(signal: StallSignal) -> str:
     return (
         f"<stall-detected>\n{signal.detail}. That is not making progress: do not "
-        "repeat it; take a different "
-        "approach, and check the state you need with a different command.\n</stall-detected>"
+        "repeat it; take a different approach, and check the state you need with a different "
+        "command.\n</stall-detected>"
     )
 
 
 def replan_text(signal: StallSignal) -> str:
     return (
         f"<replan-required>\n{signal.detail}. Stop the current approach. Before any "
-        "other action, write a new "
-        "plan (the `plan` tool) for what remains, using a different method than the "
-        "one that stalled.\n"
+        "other action, write a new plan (the `plan` tool) for what remains, using a different "
+        "method than the one that stalled.\n"
         "</replan-required>"
     )
 

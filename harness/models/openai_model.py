@@ -89,8 +89,8 @@ class OpenAIModel:
         if not api_key:
             if not base_url:
                 raise StateActError(
-                    "OPENAI_API_KEY is not set; export it or pass --api-key "
-                    "(or --base-url for a local server)"
+                    "OPENAI_API_KEY is not set; export it or pass --api-key (or --base-url for a "
+                    "local server)"
                 )
             api_key = "none"  # local servers ignore the key, but the SDK insists on one
         self.client = openai.OpenAI(

@@ -110,8 +110,8 @@ class Retrier:
             except connection_error as exc:
                 if attempt >= self.max_retries:
                     raise StateActError(
-                        f"{self.provider} could not be reached after "
-                        f"{self.max_retries} retries: {exc}"
+                        f"{self.provider} could not be reached after {self.max_retries} retries: "
+                        f"{exc}"
                     ) from None
                 wait = None
                 reason = f"connection error ({exc})"

@@ -156,8 +156,8 @@ def write_report(suite_dir: Path, results: list[dict], summary: dict) -> Path:
         f"<p>{fmt(summary.get('tasks'))} tasks · model {fmt(summary.get('model'))} · preset "
         f"{fmt(summary.get('preset'))} · success rate {fmt(summary.get('success_rate'))} · mean "
         f"score {fmt(summary.get('mean_score'))} · total cost "
-        f"{money(summary.get('total_cost_usd'))}"
-        f" · mean cost {money(summary.get('mean_cost_usd'))} per task</p>"
+        f"{money(summary.get('total_cost_usd'))} · mean cost {money(summary.get('mean_cost_usd'))} "
+        f"per task</p>"
     ]
     if summary.get("unfinished"):
         parts.append(

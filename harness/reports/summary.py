@@ -145,8 +145,8 @@ def summary_line(summary: dict) -> str:
     rate = summary.get("success_rate")
     score = summary.get("mean_score")
     return (
-        f"{summary['tasks']} tasks · success {summary['successes']}/{summary['tasks']}"
-        f" ({(rate or 0.0) * 100:.0f}%) · mean score {(score or 0.0):.3f}"
-        f" · cost ${summary.get('total_cost_usd', 0.0):.4f}"
-        f" (${summary.get('mean_cost_usd') or 0.0:.4f} per task)"
+        f"{summary['tasks']} tasks · success {summary['successes']}/{summary['tasks']} "
+        f"({(rate or 0.0) * 100:.0f}%) · mean score {(score or 0.0):.3f} · cost "
+        f"${summary.get('total_cost_usd', 0.0):.4f} (${summary.get('mean_cost_usd') or 0.0:.4f} "
+        f"per task)"
     )

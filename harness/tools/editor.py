@@ -23,10 +23,9 @@ class EditorTool:
                 "View files and directories (read-only)."
                 if read_only
                 else "View, create and edit text files. `view` shows numbered lines (or a "
-                "directory listing); "
-                "`create` writes a new file; `str_replace` replaces text that occurs exactly once; "
-                "`insert` adds text after a line; `undo_edit` reverts the last edit. "
-                "Paths are absolute."
+                "directory listing); `create` writes a new file; `str_replace` replaces text that "
+                "occurs exactly once; `insert` adds text after a line; `undo_edit` reverts the "
+                "last edit. Paths are absolute."
             ),
             input_schema={
                 "type": "object",

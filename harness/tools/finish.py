@@ -28,12 +28,10 @@ class FinishTool:
         return ToolSpec(
             name=self.name,
             description=(
-                "Declare the task complete once the deliverable is saved where the "
-                "instruction says. "
-                "An independent checker then re-reads the saved state; if it finds "
-                "gaps you get them "
-                "back and continue. Set `infeasible: true` only when the task cannot "
-                "be done at all."
+                "Declare the task complete once the deliverable is saved where the instruction "
+                "says. An independent checker then re-reads the saved state; if it finds gaps you "
+                "get them back and continue. Set `infeasible: true` only when the task cannot be "
+                "done at all."
             ),
             input_schema={
                 "type": "object",

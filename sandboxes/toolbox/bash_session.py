@@ -126,8 +126,7 @@ class BashSession:
         # pexpect's default 50 ms pause before every send would dominate the round trip.
         self.child.delaybeforesend = None
         setup = (
-            "unset HISTFILE; set +o history; set +H; PS1=''; PS2=''; "
-            "__sa_rc() { return $1; }; "
+            "unset HISTFILE; set +o history; set +H; PS1=''; PS2=''; __sa_rc() { return $1; }; "
             '__sa_pc=\'__sa_k=$?; printf "__SA%s_E_%s_%s__SA_END\\n" '
             f'{self._token} "$__sa_k" "$PWD"\'; PROMPT_COMMAND=$__sa_pc\n'
         )

@@ -116,8 +116,8 @@ class PythonSession:
             return self._result(note, collector, reply.get("error"), True, message)
         self.restart()
         message = (
-            f"[cell timed out after {timeout:g} s and did not stop within "
-            f"{INTERRUPT_GRACE_S:g} s of "
+            f"[cell timed out after {timeout:g} s and did not stop within {INTERRUPT_GRACE_S:g} s "
+            f"of "
             "an interrupt; the interpreter was restarted and earlier variables are gone]"
         )
         return self._result(note, collector, None, True, message)

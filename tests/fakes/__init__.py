@@ -98,8 +98,8 @@ class FakeProviderServer:
                 return self.other_path(path, body)
             if not self.responses:
                 message = (
-                    f"fake {self.provider} server: no scripted responses left "
-                    f"after {self.served} completion requests"
+                    f"fake {self.provider} server: no scripted responses left after {self.served} "
+                    f"completion requests"
                 )
                 return 500, {"x-should-retry": "false"}, self.error_body(500, message)
             spec = self.responses.pop(0)

@@ -121,8 +121,7 @@ def _xdotool(args, timeout=30):
         name = problem.split("'")[1] if problem.count("'") >= 2 else problem
         raise Refusal(
             f"unknown key name {name!r}; use X keysyms such as Return, Escape, Tab, "
-            "BackSpace, Delete, "
-            "Up, Page_Down, F5, ctrl+s, shift+Tab, alt+F4."
+            "BackSpace, Delete, Up, Page_Down, F5, ctrl+s, shift+Tab, alt+F4."
         )
     if done.returncode != 0:
         raise Refusal(f"xdotool {' '.join(args[:2])} failed: {problem or done.stdout.strip()}")
