@@ -11,12 +11,13 @@ its showing cells. Limits as OSWorld's: depth 50, 1024 children.
 import re
 import subprocess
 import sys
+import time
 from xml.sax.saxutils import escape, quoteattr
 
 import gi
 
 gi.require_version("Atspi", "2.0")
-from gi.repository import Atspi  # noqa: E402
+from gi.repository import Atspi, Gio, GLib  # noqa: E402
 
 NAMESPACES = {
     "st": "state",
@@ -28,6 +29,9 @@ NAMESPACES = {
     "val": "value",
     "act": "action",
 }
+A11Y_BUS = ("org.a11y.Bus", "/org/a11y/bus", "org.freedesktop.DBus.Properties")
+A11Y_SETTLE_S = 5
+"""How long Gecko applications (Thunderbird, Firefox) take to build their tree once asked."""
 MAX_DEPTH = 50
 MAX_WIDTH = 1024
 MAX_ROW = 1048576
@@ -174,7 +178,32 @@ class Dump:
             index_base += columns
 
 
+def enable_accessibility():
+    """Turns the session's accessibility on, as it is on OSWorld's GNOME VM; True when it was off.
+
+    Gecko applications expose no tree at all until `org.a11y.Status.IsEnabled` is true (GTK ones
+    always do); they notice the change while running.
+    """
+    try:
+        bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+
+        def call(method, arguments):
+            return bus.call_sync(
+                *A11Y_BUS, method, arguments, None, Gio.DBusCallFlags.NONE, 5000, None
+            )
+
+        if call("Get", GLib.Variant("(ss)", ("org.a11y.Status", "IsEnabled"))).unpack()[0]:
+            return False
+        status = ("org.a11y.Status", "IsEnabled", GLib.Variant("b", True))
+        call("Set", GLib.Variant("(ssv)", status))
+        return True
+    except Exception:  # no accessibility bus: GTK applications still answer
+        return False
+
+
 def main():
+    if enable_accessibility():
+        time.sleep(A11Y_SETTLE_S)
     declarations = " ".join(
         f'xmlns:{prefix}="https://accessibility.ubuntu.example.org/ns/{path}"'
         for prefix, path in NAMESPACES.items()
