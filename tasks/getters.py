@@ -253,32 +253,8 @@ def get_rule_relative_time(spec: dict, ctx: GetterContext) -> dict:
     return rule_relative_time(rules)
 
 
-# Walks the AT-SPI desktop tree and prints it as XML: one element per accessible, named by role.
-ATSPI_DUMP = r"""
-import sys, gi
-gi.require_version("Atspi", "2.0")
-from gi.repository import Atspi
-from xml.sax.saxutils import escape, quoteattr
-def walk(node, depth, out):
-    if depth > 60: return
-    role = (node.get_role_name() or "unknown").replace(" ", "-")
-    name = node.get_name() or ""
-    states = [s.value_nick for s in node.get_state_set().get_states()]
-    text = ""
-    try:
-        iface = node.get_text_iface()
-        if iface: text = Atspi.Text.get_text(iface, 0, Atspi.Text.get_character_count(iface))
-    except Exception: pass
-    out.append("<%s name=%s states=%s>%s"
-               % (role, quoteattr(name), quoteattr(" ".join(states)), escape(text)))
-    for i in range(node.get_child_count()):
-        child = node.get_child_at_index(i)
-        if child is not None: walk(child, depth + 1, out)
-    out.append("</%s>" % role)
-out = []
-walk(Atspi.get_desktop(0), 0, out)
-sys.stdout.write("".join(out))
-"""
+# Prints the desktop's AT-SPI tree as XML in OSWorld's format (namespaced states and attributes).
+ATSPI_DUMP = (Path(__file__).parent / "sandbox_scripts" / "atspi_tree.py").read_text()
 
 
 @getter("accessibility_tree")

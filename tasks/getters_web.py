@@ -23,6 +23,8 @@ FIFTY_OFF = "50_PERCENT_ off & more"
 LESSER_DISCOUNTS = ("30_PERCENT_ off & more", "20_PERCENT_ off & more")
 PRINTED_PDF = re.compile(r"/tmp/stateact-pdf-[A-Za-z0-9_]+/page\.pdf")
 """Where chrome_cdp.py's `pdf` operation prints (a fresh `tempfile.mkdtemp` folder)."""
+RECREATION_SEARCH = "Diamond"
+"""What OSWorld's recreation.gov getter types into the site's search (task b4f95342's park)."""
 INFO_ACTIONS = ("inner_text", "attribute", "click_and_inner_text", "click_and_attribute")
 
 
@@ -151,3 +153,27 @@ def get_pdf_from_url(spec: dict, ctx: GetterContext) -> str | None:
     fetched = ctx.source.fetch_file(printed, work_path(ctx, dest))
     ctx.source.run_command(f"rm -rf {shlex.quote(str(PurePosixPath(printed).parent))}", True)
     return str(fetched) if fetched else None
+
+
+@getter("gotoRecreationPage_and_get_html_content")
+def get_recreation_page_html_content(spec: dict, ctx: GetterContext) -> dict:
+    """`{"expected": {class: text}}`: the text of the class's `order`-th element on the page
+    recreation.gov opens for a search of "Diamond" after Next Available (OSWorld's scripted
+    visit, in a new tab of the desktop's Chrome, which needs `--network`); OSWorld's failure
+    marker as the text when the page has no such element."""
+    class_name, order = spec.get("class"), spec.get("order")
+    if spec.get("selector") != "class" or not isinstance(class_name, str) or not class_name:
+        raise StateActError(
+            "gotoRecreationPage_and_get_html_content needs selector 'class' and a 'class' name"
+        )
+    if order is not None and not str(order).isdigit():
+        raise StateActError("gotoRecreationPage_and_get_html_content: 'order' must be a number")
+    request = {
+        "op": "recreation",
+        "search": RECREATION_SEARCH,
+        "class": class_name,
+        "order": None if order is None else int(order),
+        "timeout_s": 60,
+    }
+    found = on_desktop_chrome(ctx, request)
+    return {"expected": dict(found["expected"])}

@@ -163,13 +163,9 @@ def getter_file_reasons(spec: Any, task: Task, cache_dir: Path | None) -> list[s
     ]
 
 
-def metric_reason(name: str, options: Any, expected: Any = None) -> str | None:
+def metric_reason(name: str, options: Any) -> str | None:
     if name not in METRICS:
         return f"metric not implemented: {name}"
-    rules = expected.get("rules") if isinstance(expected, dict) else None
-    if name == "check_accessibility_tree" and isinstance(rules, list):
-        if any(isinstance(rule, dict) and "selectors" in rule for rule in rules):
-            return "metric option not implemented: check_accessibility_tree with CSS selectors"
     if name == "compare_table" and isinstance(options, dict):
         for rule in options.get("rules", []):
             if rule.get("type") not in TABLE_RULES:
@@ -212,7 +208,7 @@ def task_blockers(
         )
     )
     for name, result, expected, options in aligned:
-        reasons += [metric_reason(name, options, expected)]
+        reasons += [metric_reason(name, options)]
         reasons += getter_reasons(result, network) + getter_reasons(expected, network)
     for step in steps:
         reasons += download_reasons(step, task, cache_dir)

@@ -10,6 +10,7 @@ from tasks.metrics import (  # noqa: F401
     image_similarity,
     image_text,
     images,
+    mail_folders,
     media,
     misc_files,
     pdfs,

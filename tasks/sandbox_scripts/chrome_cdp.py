@@ -7,6 +7,7 @@ desktop image's; nothing here is sent anywhere but 127.0.0.1.
 """
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -200,6 +201,95 @@ def page_pdf(browser, url, timeout_ms):
     return path
 
 
+RECREATION_HOMES = (
+    "https://www.recreation.gov/",
+    "http://www.recreation.gov/",
+    "https://recreation.gov/",
+)
+NEXT_AVAILABLE = (
+    "button.next-available",
+    "button[class*='next-available']",
+    "button[class*='next']",
+    ".next-available",
+    "[data-testid*='next']",
+)
+FAILED = "__EVALUATION_FAILED__"
+
+
+def recreation_home(page, timeout_ms):
+    """recreation.gov's home page, trying OSWorld's three address variants in turn."""
+    for home in RECREATION_HOMES:
+        try:
+            page.goto(home, wait_until="domcontentloaded", timeout=timeout_ms)
+            return
+        except Exception as exc:
+            sys.stderr.write(f"{home}: {str(exc).splitlines()[0]}\n")
+    raise SystemExit("recreation.gov could not be opened at any of its addresses")
+
+
+def class_text(page, class_name, order):
+    """The stripped text of the `order`-th (else the first) element of the class; OSWorld's
+    failure marker when there is none."""
+    if order is None:
+        found = page.query_selector("." + class_name)
+    else:
+        elements = page.query_selector_all("." + class_name)
+        found = elements[int(order)] if len(elements) > int(order) else None
+    if found is None:
+        return FAILED
+    text = found.text_content()
+    return text.strip() if text else text
+
+
+def recreation(browser, request, timeout_ms):
+    """OSWorld's gotoRecreationPage_and_get_html_content: search recreation.gov for `search`,
+    open the first highlighted result (a new tab), press its Next Available button when there is
+    one, and read the class's text there. OSWorld's fixed sleeps (10 s, 30 s) are waits for
+    the URL, the result and the new tab's load here."""
+    context = browser.contexts[0] if browser.contexts else browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(timeout_ms)
+    opened = [page]
+    try:
+        recreation_home(page, timeout_ms)
+        try:
+            page.wait_for_load_state("networkidle", timeout=min(timeout_ms, 30000))
+        except Exception:  # a page that keeps polling is used as it is
+            pass
+        page.wait_for_selector("input#hero-search-input", state="visible")
+        page.fill("input#hero-search-input", request["search"])
+        page.wait_for_selector("button.nav-search-button", state="visible")
+        page.click("button.nav-search-button")
+        page.wait_for_url(re.compile(r"recreation\.gov/search"), timeout=min(timeout_ms, 20000))
+        page.wait_for_load_state("domcontentloaded")
+        result = ".search-result-highlight--success"
+        try:
+            page.wait_for_selector(result, state="visible", timeout=min(timeout_ms, 25000))
+        except Exception:  # OSWorld scrolls an attached but hidden result into view
+            page.wait_for_selector(result, state="attached", timeout=min(timeout_ms, 25000))
+            page.locator(result).first.scroll_into_view_if_needed()
+        with page.expect_popup() as popup:
+            page.click(result)
+        found = popup.value
+        opened.append(found)
+        found.set_default_timeout(timeout_ms)
+        found.wait_for_load_state("load", timeout=min(timeout_ms, 20000))
+        try:  # OSWorld goes on without the button when none of its selectors finds one
+            found.wait_for_selector(", ".join(NEXT_AVAILABLE), state="visible", timeout=30000)
+            button = next(s for s in NEXT_AVAILABLE if found.locator(s).count())
+            found.click(button, timeout=30000)
+        except Exception as exc:
+            sys.stderr.write(f"no Next Available button: {str(exc).splitlines()[0]}\n")
+        try:
+            text = class_text(found, request["class"], request.get("order"))
+        except Exception:
+            text = FAILED
+        return {"expected": {request["class"]: text}, "url": found.url}
+    finally:
+        for tab in opened:
+            tab.close()
+
+
 def run(request, browser, url):
     op = request["op"]
     timeout_ms = int(request.get("timeout_s", 60) * 1000)
@@ -252,6 +342,8 @@ def run(request, browser, url):
             page.close()
     if op == "pdf":
         return {"path": page_pdf(browser, request["url"], timeout_ms)}
+    if op == "recreation":
+        return recreation(browser, request, timeout_ms)
     raise SystemExit(f"unknown operation {op!r}")
 
 
