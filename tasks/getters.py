@@ -63,9 +63,8 @@ class RootDirSource:
 
     def run_command(self, command: str | list[str], shell: bool) -> dict:
         raise StateActError(
-            "this evaluator runs a command in the machine (vm_command_line), which "
-            "needs a live sandbox, "
-            "not a --root folder"
+            "this evaluator runs a command in the machine (vm_command_line), which needs a live "
+            "sandbox, not a --root folder"
         )
 
 

@@ -75,9 +75,9 @@ SUDO = re.compile(r"(^|[\s;&|(`])sudo\s")
 # without root, the same function runs the command with the user's rights: root then would run
 # what the agent planted in the home. docs/osworld-setup.md has the measurements.
 SUDO_FUNCTION = (
-    "sudo() { local stdin_password=; while [ $# -gt 0 ]; do case $1 in "
-    "-S|--stdin) stdin_password=1; shift ;; -[ugpCDRhTU]) shift 2 ;; --) shift; break ;; "
-    "-*) shift ;; *) break ;; esac; done; "
+    "sudo() { local stdin_password=; while [ $# -gt 0 ]; do case $1 in -S|--stdin) "
+    "stdin_password=1; shift ;; -[ugpCDRhTU]) shift 2 ;; --) shift; break ;; -*) shift ;; *) break "
+    ";; esac; done; "
     '[ -n "$stdin_password" ] && IFS= read -r _; [ $# -eq 0 ] || "$@"; }; export -f sudo; '
 )
 SUDO_AS_USER = SUDO_FUNCTION  # the name tests and older callers know

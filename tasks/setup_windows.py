@@ -43,8 +43,7 @@ def window_activate_script(
             searches.append(f"xdotool search --onlyvisible --class {pattern}")
     search = "{ " + "; ".join(searches) + "; }"
     return (
-        f"deadline=$((SECONDS + {int(wait_s)})); "
-        f"until wid=$({search} 2>/dev/null | head -n1); "
+        f"deadline=$((SECONDS + {int(wait_s)})); until wid=$({search} 2>/dev/null | head -n1); "
         f'[ -n "$wid" ] || [ $SECONDS -ge $deadline ]; do sleep 0.5; done; '
         f'if [ -n "$wid" ]; then xdotool windowactivate --sync "$wid"; '
         f"else wmctrl {'-x ' if by_class else ''}-a {shlex.quote(name)}; fi"

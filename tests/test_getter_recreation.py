@@ -14,6 +14,7 @@ import pytest
 from harness.kernel.core import StateActError
 from tasks.getters import run_getter
 from tasks.metrics.general import check_direct_json_object
+from tests.desktop_helpers import ENV
 from tests.test_getters_desktop import context
 
 PAGES = Path(__file__).parent / "data" / "recreation"
@@ -24,7 +25,6 @@ SPEC = {
     "class": "camp-sortable-column-header",
     "order": "2",
 }
-ENV = "[ -f /tmp/stateact-desktop.env ] && . /tmp/stateact-desktop.env; "
 
 
 def test_the_getter_asks_chrome_for_the_scripted_visit_and_hands_back_its_value(tmp_path):

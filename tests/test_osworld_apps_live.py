@@ -17,10 +17,10 @@ from tasks.metrics import METRICS
 from tasks.schema import SetupStep, load_task
 from tasks.setup import run_setup
 from tests.conftest import OSWORLD_EXAMPLES, require_image
+from tests.desktop_helpers import sh, wait_for, window_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.desktop]
 
-ENV = "[ -f /tmp/stateact-desktop.env ] && . /tmp/stateact-desktop.env; "
 SITE_PORT = 8767
 SITE = f"http://127.0.0.1:{SITE_PORT}"
 TASK = load_task(
@@ -35,27 +35,6 @@ def sandbox():
         code, out = box.exec(["stateact-desktop", "start", "1280x720"], timeout=120)
         assert code == 0, out
         yield box
-
-
-def sh(box, script: str, timeout: float = 120) -> str:
-    code, out = box.exec(["bash", "-c", ENV + script], timeout=timeout)
-    assert code == 0, f"{script!r} failed ({code}): {out[-800:]}"
-    return out
-
-
-def wait_for(box, script: str, what: str, timeout: float = 90) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        code, out = box.exec(["bash", "-c", ENV + script], timeout=30)
-        if code == 0 and out.strip():
-            return out
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def window_of(box, pattern: str) -> str:
-    script = f"xdotool search --onlyvisible --name {pattern!r} | head -1"
-    return wait_for(box, script, f"a window {pattern}").strip()
 
 
 def launch(box, command) -> None:

@@ -18,10 +18,10 @@ from tasks.getters import GetterContext, SandboxSource, run_getter
 from tasks.schema import SetupStep, load_task
 from tasks.setup import default_placeholders, run_setup
 from tests.conftest import require_image
+from tests.desktop_helpers import sh, wait_for, window_of
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.desktop]
 
-ENV = "[ -f /tmp/stateact-desktop.env ] && . /tmp/stateact-desktop.env; "
 SITE_PORT = 8766
 STARTUP_TASK = "3299584d-8f11-4457-bf4c-ce98f7600250"
 SAVE_TASK = Path(__file__).parent / "osworld_tasks" / "01b269ae-2111-4a07-81fd-3fcd711993b0.json"
@@ -34,28 +34,6 @@ def sandbox():
         code, out = box.exec(["stateact-desktop", "start", "1280x720"], timeout=120)
         assert code == 0, out
         yield box
-
-
-def sh(box, script: str, timeout: float = 120, user: str = "user") -> str:
-    code, out = box.exec(["bash", "-c", ENV + script], timeout=timeout, user=user)
-    assert code == 0, f"{script!r} failed ({code}): {out[-800:]}"
-    return out
-
-
-def wait_for(box, script: str, what: str, timeout: float = 90) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        code, out = box.exec(["bash", "-c", ENV + script], timeout=30)
-        if code == 0 and out.strip():
-            return out
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def window_of(box, pattern: str, flag: str = "--name") -> str:
-    return wait_for(
-        box, f"xdotool search --onlyvisible {flag} {pattern!r} | head -1", f"a window {pattern}"
-    ).strip()
 
 
 def context(box, tmp_path, task_file: Path = SAVE_TASK, cache: Path | None = None):

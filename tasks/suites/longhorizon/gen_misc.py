@@ -310,9 +310,8 @@ def migrate_tasks(files: TaskFiles) -> None:
         )
         rows.append((i, f"Task {i}", rng.choice(["ana", "bo", "cy"]), due, done))
     script = (
-        "CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT NOT NULL, assignee "
-        "TEXT, due_date TEXT,"
-        " completed_at TEXT);"
+        "CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT NOT NULL, assignee TEXT, due_date "
+        "TEXT, completed_at TEXT);"
     )
     make_db(files.fixture("tracker.db"), script, {"tasks": rows})
 
