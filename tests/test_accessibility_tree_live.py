@@ -16,7 +16,8 @@ from sandboxes import SandboxConfig, open_sandbox
 from tasks.getters import GetterContext, SandboxSource, run_getter
 from tasks.metrics.app_configs import A11Y_NS, check_accessibility_tree
 from tests.conftest import OSWORLD_EXAMPLES, require_image
-from tests.test_osworld_apps_live import ENV, TASK
+from tests.desktop_helpers import ENV
+from tests.test_osworld_apps_live import TASK
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.desktop]
 TASK_7B1E = OSWORLD_EXAMPLES / "thunderbird" / "7b1e1ff9-bb85-49be-b01d-d6424be18cd0.json"
