@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.kernel.core import StateActError
 from sandboxes import SandboxConfig, open_sandbox
 from tasks.getters import GetterContext, SandboxSource, run_getter
 from tasks.metrics import METRICS
@@ -51,7 +52,7 @@ def test_a_vs_code_setup_writes_its_settings_before_code_ever_ran(sandbox):
     task = OSWORLD_EXAMPLES / "vs_code" / "982d12a5-beab-424f-8d38-d2a48429e511.json"
     step = json.loads(task.read_text())["config"][0]
     assert step["type"] == "command"
-    assert sh(sandbox, "pgrep -c -f code-server || true").strip() == "0"  # code never started
+    assert sh(sandbox, "pgrep -c -f '[c]ode-server' || true").strip() == "0"  # never started
     run_setup([SetupStep.model_validate(step)], sandbox, TASK, None)
     settings = json.loads(sh(sandbox, "cat ~/.config/Code/User/settings.json"))
     assert settings == {"workbench.colorTheme": "Red"}
@@ -341,3 +342,20 @@ def test_vscode_config_runs_the_extension_command_and_reads_its_file(sandbox, tm
     path = run_getter(spec, getter)
     assert path and Path(path).read_text() == "project"
     assert METRICS["compare_config"](path, {"expected": "project"}) == 1.0
+
+
+def test_a_devtools_endpoint_chrome_does_not_hold_is_not_believed(sandbox, tmp_path):
+    # The agent quits Chrome and serves a DevTools answer of its own on 9222: nothing is read.
+    sh(sandbox, "pkill -x chromium; pkill -x socat; while pgrep -x chromium; do sleep 0.2; done")
+    version = {"Browser": "Chrome/1", "webSocketDebuggerUrl": "ws://127.0.0.1:9222/devtools/x"}
+    (tmp_path / "version").write_text(json.dumps(version))
+    sh(sandbox, "mkdir -p /tmp/fake-devtools/json")
+    sandbox.copy_in(tmp_path / "version", "/tmp/fake-devtools/json/version")
+    launch(
+        sandbox,
+        "python3 -m http.server 9222 --bind 127.0.0.1 --directory /tmp/fake-devtools".split(),
+    )
+    wait_for(sandbox, "curl -fsS http://127.0.0.1:9222/json/version", "the fake endpoint")
+    with pytest.raises(StateActError, match="no Chrome answers"):
+        run_getter({"type": "open_tabs_info"}, ctx(sandbox, tmp_path))
+    sh(sandbox, "pkill -f '^python3 -m http.server' || true")

@@ -7,6 +7,7 @@ desktop image's; nothing here is sent anywhere but 127.0.0.1.
 """
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -17,11 +18,48 @@ from urllib.parse import unquote, urlparse
 
 from playwright.sync_api import sync_playwright
 
+CHROME_BINARY = "/usr/lib/chromium/chromium"
+"""What `google-chrome` runs in the desktop image (Debian's Chromium)."""
+
+
+def port_holders():
+    """{port: program} of the TCP ports listening here, from /proc. Which program holds a port
+    cannot be faked the way an answer can: an agent that quit Chrome and served a DevTools
+    endpoint of its own (or a socat to one) on 9222 would otherwise be believed."""
+    sockets = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = open(table).read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cells = row.split()
+            if len(cells) > 9 and cells[3] == "0A":  # LISTEN
+                sockets[f"socket:[{cells[9]}]"] = int(cells[1].rsplit(":", 1)[1], 16)
+    holders = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            links = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds}
+            program = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            continue
+        for link in links & sockets.keys():
+            holders[sockets[link]] = program
+    return holders
+
+
+def chrome_ports(ports):
+    """The ports Chromium itself listens on, those of `ports` first (socat's 9222 forwards to
+    Chrome's own 1337, so the browser is reached on the port it holds)."""
+    held = [port for port, program in port_holders().items() if program == CHROME_BINARY]
+    return sorted(held, key=lambda port: ports.index(port) if port in ports else len(ports))
+
 
 def endpoint(ports, wait_s):
     deadline = time.monotonic() + wait_s
     while True:
-        for port in ports:
+        for port in chrome_ports(ports):
             url = f"http://127.0.0.1:{int(port)}"
             try:
                 with urllib.request.urlopen(url + "/json/version", timeout=2) as answer:
@@ -33,7 +71,8 @@ def endpoint(ports, wait_s):
             raise SystemExit(
                 "no Chrome answers on 127.0.0.1 port "
                 + " or ".join(str(p) for p in ports)
-                + "; the task must launch google-chrome with --remote-debugging-port"
+                + " (nor on another port Chromium holds); the task must launch google-chrome "
+                "with --remote-debugging-port"
             )
         time.sleep(0.5)
 
@@ -376,4 +415,10 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except SystemExit as stop:
+        if not isinstance(stop.code, str):
+            raise
+        print(stop.code)  # on stdout too: a getter's command keeps only stdout
+        raise SystemExit(1) from None
