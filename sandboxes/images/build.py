@@ -248,10 +248,13 @@ def build_image(
                 build_args = {"BASE": image_ref("base", root)}
             _docker_build(client, context, ref, build_args, log)
         _tag_latest(client, ref)
-        keep = {ref, build_args.get("ROOTFS", "")}
-        _remove_stale(
-            client, [f"stateact-{name}"] + ([ROOTFS_REPO] if name == "base" else []), keep, log
-        )
+        if not os.environ.get("STATEACT_KEEP_OLD_IMAGES"):
+            # Several checkouts on one machine (branches, CI beside a developer) each need their own
+            # tags; STATEACT_KEEP_OLD_IMAGES=1 keeps the older ones.
+            keep = {ref, build_args.get("ROOTFS", "")}
+            _remove_stale(
+                client, [f"stateact-{name}"] + ([ROOTFS_REPO] if name == "base" else []), keep, log
+            )
     log(f"built {ref}")
     return ref
 
