@@ -12,7 +12,7 @@ from harness.kernel.core import StateActError, require_one_of
 from harness.kernel.display import visible
 from harness.kernel.records import safe_run_name
 from harness.models import endpoint_provider, make_model
-from harness.run.config import CONTROL_MODES, PRESETS, RunConfig
+from harness.run.config import CONTROL_MODES, GATE_MODES, PRESETS, RunConfig
 from harness.runner import run_task
 from sandboxes import BACKENDS
 from sandboxes.base import HOST_NETWORK
@@ -127,6 +127,36 @@ def add_run_options(parser) -> None:
         action="store_true",
         help="give workers a finish gate of their own (the nested ablation)",
     )
+    add_experiment_options(parser)
+
+
+def add_experiment_options(parser) -> None:
+    """The options of the paper's comparison: the baseline, the paper's gate, the display."""
+    parser.add_argument(
+        "--gate-mode",
+        choices=list(GATE_MODES),
+        default="layered",
+        help="layered (default: structural checks and probes, then a model on a snapshot) or "
+        "paper (one model check on the live machine; structural checks only annotate the round)",
+    )
+    parser.add_argument(
+        "--keep-screenshots",
+        type=int,
+        default=3,
+        help="--control screenshot: screenshots kept in the history (default 3, as Anthropic's "
+        "reference loop; 0 keeps all)",
+    )
+    parser.add_argument(
+        "--screenshot-gate",
+        action="store_true",
+        help="--control screenshot: run the finish gate on finish (the baseline has none)",
+    )
+    parser.add_argument(
+        "--main-display",
+        action="store_true",
+        help="stateact mode: give the main agent's bash and Python the X display and session bus "
+        "(default: only the GUI specialist has the screen)",
+    )
 
 
 def add_selection_options(parser) -> None:
@@ -177,6 +207,7 @@ def build_config(args) -> RunConfig:
     config.memory_dir = _memory_dir(getattr(args, "memory", None))
     config.subagents.worker_depth = getattr(args, "worker_depth", 1)
     config.subagents.nested_gate = bool(getattr(args, "nested_gate", False))
+    _experiment_options(config, args)
     config.model_options.base_url = args.base_url
     config.model_options.api_key = args.api_key
     config.model_options.provider = endpoint_provider(args.model)
@@ -206,6 +237,21 @@ def build_config(args) -> RunConfig:
     elif getattr(args, "grounder_base_url", None) or getattr(args, "grounder_coordinates", None):
         raise StateActError("--grounder-base-url and --grounder-coordinates need --grounder.")
     return config
+
+
+def _experiment_options(config: RunConfig, args) -> None:
+    keep = getattr(args, "keep_screenshots", 3)
+    if keep < 0:
+        raise StateActError("--keep-screenshots must be 0 (keep all) or more.")
+    screenshot_only = keep != 3 or getattr(args, "screenshot_gate", False)
+    if screenshot_only and config.control != "screenshot":
+        raise StateActError(
+            "--keep-screenshots and --screenshot-gate set the baseline; add --control screenshot."
+        )
+    config.screenshot.keep_images = keep
+    config.screenshot.gate = bool(getattr(args, "screenshot_gate", False))
+    config.gate.mode = getattr(args, "gate_mode", "layered")
+    config.main_display = bool(getattr(args, "main_display", False))
 
 
 def _memory_dir(value: str | None) -> str | None:

@@ -2,8 +2,9 @@
 
 `stateact` (default) is the main agent with its tools, plus the hooks in `stateact.py`; `andor`
 is a framework-owned AND/OR tree whose action nodes run workers (`andor.py`); `lstc` is long-term
-control state with short commitments, for small local models (`lstc.py`). `run_control` runs the
-latter two and returns what `MainAgent.run` would: a `Finished` or `BudgetExceeded`.
+control state with short commitments, for small local models (`lstc.py`); `screenshot` is the
+paper's baseline, a computer tool alone (`screenshot.py`). `run_control` runs the latter
+three and returns what `MainAgent.run` would: a `Finished` or `BudgetExceeded`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ def run_control(context):
     from .stateact import open_task_state
 
     config, sandbox = context.config, context.sandbox
-    require_one_of("control mode", config.control, ("andor", "lstc"))
+    require_one_of("control mode", config.control, ("andor", "lstc", "screenshot"))
+    if config.control == "screenshot":  # the baseline: no task state, no guard, its own gate switch
+        from .screenshot import ScreenshotController
+
+        context.outcome.status = "running"
+        controller = ScreenshotController(context, gate_review(context))
+        return controller.run(resume=context.resume, since_event_index=context.since_event_index)
     task_state = open_task_state(context)
     on_decision = (
         (lambda decision, probes: task_state.apply_gate_decision(decision, probes, sandbox))

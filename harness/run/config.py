@@ -12,7 +12,8 @@ from harness.models import ModelConfig
 from sandboxes.base import SandboxConfig
 
 PRESETS = ("full", "no-act", "no-verify", "no-sustain", "bash-only")
-CONTROL_MODES = ("stateact", "andor", "lstc")
+CONTROL_MODES = ("stateact", "andor", "lstc", "screenshot")
+GATE_MODES = ("layered", "paper")
 
 
 class GateConfig(BaseModel):
@@ -26,6 +27,10 @@ class GateConfig(BaseModel):
     """Rejection rounds before the run ends as `gate_rejected`."""
     max_turns: int = 30
     """Model turns the gate may take in one round."""
+    mode: Literal["layered", "paper"] = "layered"
+    """`layered`: structural checks and binding probes first, then a model on a frozen snapshot;
+    `paper`: the paper's single prompt-level check by a model on the live machine, with the
+    structural layer only annotating each round (gates/paper.py)."""
 
 
 class SubagentConfig(BaseModel):
@@ -114,6 +119,16 @@ class LstcConfig(BaseModel):
     """What the grounder's numbers measure: screenshot pixels, a 0-1000 grid, or fractions."""
 
 
+class ScreenshotConfig(BaseModel):
+    """The `screenshot` control mode: the paper's baseline, the screen and a computer tool alone."""
+
+    keep_images: int = Field(3, ge=0)
+    """Screenshots kept in the history (the newest); older ones are removed in chunks of this
+    size, as Anthropic's reference loop does (its default is 3). 0 keeps every screenshot."""
+    gate: bool = False
+    """Run the finish gate on `finish` (the paper's baseline has none)."""
+
+
 class RunConfig(BaseModel):
     """Everything that decides how one task is run."""
 
@@ -134,7 +149,7 @@ class RunConfig(BaseModel):
     preset: str = "full"
     """One of the paper's ablations: full, no-act, no-verify, no-sustain, bash-only."""
     control: str = "stateact"
-    """Control mode: stateact (default), andor or lstc."""
+    """Control mode: stateact (default), andor, lstc or screenshot (the baseline)."""
     task_state: TaskStateConfig = Field(default_factory=TaskStateConfig)
     """The verifier-committed task state and its milestones."""
     stall: StallConfig = Field(default_factory=StallConfig)
@@ -143,6 +158,11 @@ class RunConfig(BaseModel):
     """Settings of the `andor` control mode."""
     lstc: LstcConfig = Field(default_factory=LstcConfig)
     """Settings of the `lstc` control mode."""
+    screenshot: ScreenshotConfig = Field(default_factory=ScreenshotConfig)
+    """Settings of the `screenshot` control mode (the baseline)."""
+    main_display: bool = False
+    """In the `stateact` mode, give the main agent's bash and Python sessions the X display and the
+    session bus (off: the display belongs to the GUI specialist)."""
     best_of: int = Field(1, ge=1, le=8)
     """Rollouts from the same post-setup snapshot; the gate's verdict, verified requirements and
     cost choose one (never the checker), and only that one is scored."""
@@ -169,6 +189,8 @@ class RunConfig(BaseModel):
             "task_state": self.task_state.enabled,
             "worker_depth": self.subagents.worker_depth,
             "nested_gate": self.subagents.nested_gate,
+            "gate_mode": self.gate.mode,
+            "main_display": self.main_display,
         }
 
     def with_preset(self) -> RunConfig:
@@ -183,4 +205,6 @@ class RunConfig(BaseModel):
             config.subagents.enabled = []
         elif config.preset == "no-act":
             config.subagents.enabled = [name for name in config.subagents.enabled if name != "gui"]
+        if config.control == "screenshot" and not config.screenshot.gate:
+            config.gate.enabled = False
         return config
