@@ -179,8 +179,9 @@ def _agent_dir(run_dir: Path, result: dict) -> Path:
 
 
 def trajectory_counts(run_dir: Path) -> dict:
-    """Main-agent tool calls, and how many of them delegated to the GUI specialist."""
-    steps = gui = 0
+    """Main-agent tool calls, how many of them delegated to the GUI specialist, and how many were
+    screen actions of the main agent's own (the `computer` tool of the baseline or `no-act`)."""
+    steps = gui = own = 0
     for event in load_events(run_dir):
         if event.get("event") != "model_turn" or event.get("agent") != "main":
             continue
@@ -193,7 +194,8 @@ def trajectory_counts(run_dir: Path) -> dict:
                     and isinstance(params, dict)
                     and params.get("agent") == "gui"
                 )
-    return {"main_steps": steps, "gui_delegations": gui}
+                own += block.get("name") == "computer"
+    return {"main_steps": steps, "gui_delegations": gui, "main_gui_actions": own}
 
 
 class ResultsFile:

@@ -29,6 +29,7 @@ COMMANDS = {
     "sandbox": "run a command or a shell in a fresh sandbox",
     "image": "build or list the sandbox images",
     "cache": "download the files tasks name into a cache folder",
+    "experiment": "run an experiment's arms as suites and write its tables",
 }
 
 
