@@ -29,6 +29,7 @@ from tasks.setup import GUI_STEPS, run_setup
 
 from .control import StateActHooks, gate_review, run_control
 from .control.best_of import Rollout, select_rollout, selection_summary
+from .control.display import ScreenUseCounter, keep_off_screen
 from .control.memory import remember, with_lessons
 from .control.milestones import discard_milestones, last_milestone, snapshot_of
 from .models import endpoint_provider, make_model
@@ -152,6 +153,8 @@ def run_task(
 def _run_agent(context: RunContext):
     if context.config.control != "stateact":
         return run_control(context)
+    if not context.config.main_display:
+        keep_off_screen(context.sandbox)  # the display belongs to the GUI specialist
     hooks = StateActHooks(context)
     delegate = DelegateTool(context) if context.config.subagents.enabled else None
     delegate = hooks.wrap_delegate(delegate)
@@ -159,7 +162,7 @@ def _run_agent(context: RunContext):
         context,
         review=hooks.guard_finish(gate_review(context, hooks.on_decision), context.record),
         tools=[*([delegate] if delegate is not None else []), *main_agent_extra_tools(context)],
-        hooks=hooks.loop_hooks,
+        hooks=[*hooks.loop_hooks, *([ScreenUseCounter()] if context.config.main_display else [])],
     )
     context.outcome.status = "running"
     if context.resume:

@@ -180,9 +180,12 @@ def _agent_dir(run_dir: Path, result: dict) -> Path:
 
 def trajectory_counts(run_dir: Path) -> dict:
     """Main-agent tool calls, how many of them delegated to the GUI specialist, and how many were
-    screen actions of the main agent's own (the `computer` tool of the baseline or `no-act`)."""
+    screen actions of the main agent's own (the `computer` tool of the baseline or `no-act`, or a
+    bash/Python call on the screen under `--main-display`)."""
     steps = gui = own = 0
     for event in load_events(run_dir):
+        if event.get("event") == "screen_use" and event.get("agent") == "main":
+            own += 1  # a bash/python call on the screen, under --main-display
         if event.get("event") != "model_turn" or event.get("agent") != "main":
             continue
         for block in event.get("content", []):

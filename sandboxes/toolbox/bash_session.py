@@ -24,6 +24,7 @@ import pexpect
 
 from .observer import observer_env
 from .output import BoundedOutput
+from .screenless import wrapped
 
 READ_CHUNK = 65536
 INTERRUPT_WAIT_S = 1.0
@@ -93,9 +94,10 @@ def child_environment(observer: bool = False) -> dict[str, str]:
 class BashSession:
     """One persistent interactive bash; `run` executes a command and waits for its sentinel."""
 
-    def __init__(self, name: str, workdir: str, observer: bool = False):
+    def __init__(self, name: str, workdir: str, observer: bool = False, screenless: bool = False):
         self.name = name
         self.observer = observer
+        self.screenless = screenless  # no X display or session bus (screenless.py)
         self._workdir = workdir
         self._token = secrets.token_hex(6)
         self._end_prefix = f"__SA{self._token}_E_".encode()
@@ -114,9 +116,12 @@ class BashSession:
     def _start(self) -> None:
         home = os.path.expanduser("~")
         start_dir = home if os.path.isdir(home) else "/"
+        argv = ["/bin/bash", "--noprofile", "--norc", "--noediting", "-i"]
+        if self.screenless:
+            argv = wrapped(argv)
         self.child = pexpect.spawn(
-            "/bin/bash",
-            ["--noprofile", "--norc", "--noediting", "-i"],
+            argv[0],
+            argv[1:],
             echo=False,
             env=child_environment(self.observer),
             cwd=start_dir,

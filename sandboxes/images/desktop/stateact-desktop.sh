@@ -55,7 +55,9 @@ start() {
 
     if ! display_answers; then
         rm -f "/tmp/.X$DISPLAY_NUM-lock" "/tmp/.X11-unix/X$DISPLAY_NUM"
-        spawn xvfb Xvfb ":$DISPLAY_NUM" -screen 0 "${size}x24" -nolisten tcp
+        # Abstract socket only (no /tmp/.X11-unix file): a Landlock-scoped agent session cannot
+        # reach it (sandboxes/toolbox/screenless.py).
+        spawn xvfb Xvfb ":$DISPLAY_NUM" -screen 0 "${size}x24" -nolisten tcp -nolisten unix
     fi
     local deadline=$((SECONDS + WAIT_S))
     until display_answers; do
