@@ -143,7 +143,7 @@ def test_experiment_writes_the_tables_resumes_and_rebuilds_them(tmp_path, capsys
     rows = {row["name"]: row for row in table["arms"]}
     # The arms did what they were scripted to: the reference solutions pass everything, doing
     # nothing passes nothing, and answering "infeasible" passes the one infeasible task.
-    assert rows["oracle"]["binary_success"] == 1.0 and rows["oracle"]["gate_false_reject"] == 0.0
+    assert rows["oracle"]["binary_success"] == 1.0 and rows["oracle"]["gate_reviewed"] == 10
     assert rows["do-nothing"]["partial_success"] == 0.0
     assert rows["screenshot"]["binary_success"] == pytest.approx(1 / 6, abs=1e-6)
     assert table["by_domain"]["inf"]["screenshot"]["binary_success"] == 1.0
