@@ -26,6 +26,7 @@ COMMANDS = {
     "mcp": "run an MCP server (stdio) exposing sandboxes and the finish gate",
     "memory": "list, show or forget the lessons a --memory folder keeps",
     "report": "summarize a run directory or a suite directory",
+    "view": "serve a suite's report and trajectories on 127.0.0.1, refreshing while it runs",
     "sandbox": "run a command or a shell in a fresh sandbox",
     "image": "build or list the sandbox images",
     "cache": "download the files tasks name into a cache folder",
