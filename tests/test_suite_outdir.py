@@ -11,8 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.apps.outdir import OutLock, exit_code, parse_fail_on_error
+from harness.apps.batch import run_batch
+from harness.apps.outdir import (
+    OutLock,
+    check_identity,
+    exit_code,
+    parse_fail_on_error,
+    run_identity,
+)
 from harness.kernel.core import StateActError
+from harness.run.config import RunConfig
 from tests.fakes import FakeOpenAIServer
 
 from .conftest import REPO, require_image, stateact
@@ -167,3 +175,17 @@ def test_a_second_suite_into_the_same_out_is_refused_and_the_first_finishes(tmp_
     assert "--force" in other.stderr
     same = stateact(*argv, "--resume")  # the same configuration continues (nothing left to run)
     assert same.returncode == 0, same.stderr
+
+
+def test_batch_out_is_locked_and_its_configuration_checked_on_resume(tmp_path):
+    source = tmp_path / "notes.txt"
+    source.write_text("x")
+    out = tmp_path / "out"
+    with OutLock(out, "a batch"):
+        with pytest.raises(StateActError, match="another run"):
+            run_batch("Fix {file}", [source], out, RunConfig(model="script/a.json"))
+    check_identity(
+        out, run_identity("script/a.json", "full", "stateact", [str(source)]), False, False
+    )
+    with pytest.raises(StateActError, match=r"model 'script/a.json' → 'script/b.json'"):
+        run_batch("Fix {file}", [source], out, RunConfig(model="script/b.json"), resume=True)

@@ -161,7 +161,10 @@ def run(args) -> int:
     selected = options.selection.apply(discover_tasks(paths), task_name)
     total = len(selected) * options.selection.trials
     if args.resume:  # finished tasks are kept without a progress report; count only the rest
-        total = max(0, total - len(ResultsFile(out / "results.jsonl").run_dirs()))
+        kept = ResultsFile(out / "results.jsonl").latest()
+        if options.retry_errors:
+            kept = [row for row in kept if row.get("status") not in ERROR_STATUSES]
+        total = max(0, total - len(kept))
     try:
         with RunsProgress("suite", total) as progress:
             common = dict(
