@@ -24,6 +24,8 @@ from sandboxes.base import SANDBOX_HOME
 from .appstate import AppState, open_markers
 
 PATH_PATTERN = re.compile(r"(?:~|/home/user)(?:/[^\s\"'`,;:()<>\[\]{}|]+)+")
+QUOTED_PATH = re.compile(r"[\"'`]((?:~|/home/user)/[^\"'`\n]+)[\"'`]")
+"""A path in quotes, as `batch` writes one with spaces in its name (`"/home/user/sales 1.xlsx"`)."""
 OOXML_MAIN_PART = {
     ".xlsx": "xl/workbook.xml",
     ".docx": "word/document.xml",
@@ -91,7 +93,9 @@ def named_paths(instruction: str) -> list[str]:
     """Absolute sandbox paths the instruction names (with `~` expanded), in order, without
     repeats."""
     paths = []
-    for match in PATH_PATTERN.findall(instruction):
+    quoted = [m.group(1) for m in QUOTED_PATH.finditer(instruction)]
+    rest = QUOTED_PATH.sub(" ", instruction)  # a quoted path may hold spaces; take it whole
+    for match in quoted + PATH_PATTERN.findall(rest):
         path = match.rstrip(".")
         if path.startswith("~"):
             path = SANDBOX_HOME + path[1:]

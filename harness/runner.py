@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from harness.control.main_agent import MainAgent
-from harness.kernel.core import Model, StateActError
+from harness.kernel.core import BudgetExceeded, Model, StateActError
 from harness.kernel.loop import RunStats
 from harness.kernel.records import RunRecord, write_json_atomic
 from harness.kernel.resume import restore_main_agent
@@ -121,6 +121,8 @@ def run_task(
                 end.status,
                 ("FAIL" if end.status == "infeasible" else None),
             )
+            if isinstance(end, BudgetExceeded):  # the error column says which budget ended how
+                outcome.error = end.message
         _score(task, sandbox, config, outcome)
         if after_run is not None:
             after_run(sandbox)
@@ -269,6 +271,8 @@ class BestOf:
             end = _run_agent(context)
             outcome.status = end.status
             outcome.final_action = "FAIL" if end.status == "infeasible" else None
+            if isinstance(end, BudgetExceeded):
+                outcome.error = end.message
         except StateActError as exc:
             outcome.fail(_error_status(exc, outcome.status), str(exc))
         except Exception as exc:  # one rollout's bug must not take the others down
@@ -375,7 +379,7 @@ class TaskOutcome:
             "success": self.score == 1.0 if self.score is not None else False,
             "status": self.status,
             "error": self.error,
-            "cost_usd": round(usage.cost_usd, 6),
+            "cost_usd": round(usage.cost_usd, 6) if usage.priced else None,  # None: unknown
             "input_tokens": usage.prompt_tokens,
             "output_tokens": usage.output_tokens,
             "cache_read_tokens": usage.cache_read_tokens,

@@ -34,6 +34,9 @@ class MetricResult(BaseModel):
     """Its value in [0, 1]; 0 when it could not be computed."""
     error: str | None = None
     """Why it could not be computed, if it could not."""
+    inputs: dict | None = None
+    """What it compared, for the trajectory page: `result` and `expected` (a short preview of each
+    fetched value: text, or a file's name and size) and the metric's `options`."""
 
 
 class EvalResult(BaseModel):
@@ -81,26 +84,49 @@ def run_metric(name: str, result_spec, expected_spec, options, ctx: GetterContex
 
 def apply_metric(name: str, fetch_result, fetch_expected, options) -> MetricResult:
     """Metric `name` on the values the fetch callables return (no `fetch_expected`: no expected)."""
+    inputs: dict = {"options": options} if options else {}
     try:
         fn = METRICS.get(name)
         if fn is None:
             return MetricResult(name=name, value=0.0, error=f"unknown metric {name!r}")
         result = fetch_result()
+        inputs["result"] = value_preview(result)
         kwargs = options if isinstance(options, dict) else {}
         if fetch_expected is not None:
-            value = float(fn(result, fetch_expected(), **kwargs))
+            expected = fetch_expected()
+            inputs["expected"] = value_preview(expected)
+            value = float(fn(result, expected, **kwargs))
         else:
             value = float(fn(result, **kwargs))
         if not 0.0 <= value <= 1.0:
             return MetricResult(
-                name=name, value=0.0, error=f"metric {name} returned {value}, outside [0, 1]"
+                name=name,
+                value=0.0,
+                error=f"metric {name} returned {value}, outside [0, 1]",
+                inputs=inputs,
             )
-        return MetricResult(name=name, value=value)
+        return MetricResult(name=name, value=value, inputs=inputs)
     except Exception as exc:  # noqa: BLE001 -- a task's scoring must never crash the run
         reason = str(exc) or type(exc).__name__
         if not isinstance(exc, StateActError | ToolError):
             reason = f"{type(exc).__name__}: {reason}"
-        return MetricResult(name=name, value=0.0, error=reason)
+        return MetricResult(name=name, value=0.0, error=reason, inputs=inputs or None)
+
+
+PREVIEW_CHARS = 300
+
+
+def value_preview(value) -> str:
+    """A getter's value in a few words: a fetched file as its name and size, else its text."""
+    if isinstance(value, str | Path) and len(str(value)) < 4096:
+        path = Path(value)
+        try:
+            if path.is_absolute() and path.is_file():
+                return f"file {path.name} ({path.stat().st_size:,} bytes)"
+        except OSError:
+            pass
+    text = repr(value)  # quotes show where a string ends (a trailing newline, spaces)
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
 def run_metric_value(name: str, result, expected, options) -> float:

@@ -132,7 +132,12 @@ def test_the_oracle_plays_plan_script_check_finish(tmp_path):
     )
     assert "infeasible" not in oracle_turns(task)[-1]["tool_calls"][0]["input"]
     unsolved = load_task(write_task(tmp_path, file_task("t-os-002", "x")))
-    assert oracle_turns(unsolved)[-1]["tool_calls"][0]["input"]["infeasible"] is True
+    with pytest.raises(StateActError, match="no reference solution for task t-os-002"):
+        oracle_turns(unsolved)  # not "the agent declared a feasible task infeasible"
+    impossible = file_task("t-os-003", "x")
+    impossible["evaluator"] = {"func": "infeasible"}
+    declared = oracle_turns(load_task(write_task(tmp_path, impossible)))
+    assert declared[-1]["tool_calls"][0]["input"]["infeasible"] is True
 
 
 def test_bad_and_unsupported_tasks_score_zero_and_the_suite_goes_on(tmp_path):

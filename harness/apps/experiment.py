@@ -31,6 +31,7 @@ from harness.reports.experiment_table import build_table
 from harness.run.config import RunConfig
 from tasks.schema import load_task
 
+from .selection import SuiteOptions
 from .suite import discover_tasks, run_suite
 
 ARM_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
@@ -166,9 +167,11 @@ def run_experiment(
     out_dir: str | Path,
     *,
     on_result: Callable[[str, dict], None] | None = None,
+    retry_errors: bool = False,
 ) -> dict:
     """Run every arm's every trial as a suite (finished runs are kept), then write the tables;
-    returns table.json's content. `on_result(arm name, result line)` hears each finished task."""
+    returns table.json's content. `on_result(arm name, result line)` hears each finished task;
+    `retry_errors` runs again the tasks whose last run ended in an error, as `suite` does."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     described = [arm_description(arm, spec.trials) for arm in arms]
@@ -191,6 +194,7 @@ def run_experiment(
                 parallel=spec.parallel,
                 resume=True,
                 on_result=heard,
+                suite_options=SuiteOptions(retry_errors=retry_errors),
             )
     return write_tables(out_dir)
 

@@ -4,13 +4,15 @@ conversation.
 It is not a model. It exists to check a suite end to end (setup, tools, gate structure, checker,
 records) with the answers known: a suite whose oracle does not score 1 has a broken task, fixture or
 checker. The reference solution of a task is `solutions/<task id>.sh` beside the suite's `tasks/`
-folder; a task without one (or whose checker expects `infeasible`) is declared infeasible.
+folder; a task whose checker expects `infeasible` is declared infeasible, and any other task
+without a solution is refused (StateActError: there is nothing to play).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from harness.kernel.core import StateActError
 from harness.models.scripted import ScriptedModel
 from tasks.schema import Task
 
@@ -54,6 +56,12 @@ def oracle_turns(task: Task) -> list[dict]:
     """plan, close open documents, write the script, run it, list the home folder, finish
     (infeasible without a script)."""
     script = solution_path(task)
+    if script is None and not expects_infeasible(task):
+        raise StateActError(
+            f"the oracle has no reference solution for task {task.id} (it plays "
+            f"solutions/{task.id}.sh beside the suite's tasks/ folder, and this task's checker "
+            "does not expect `infeasible`)."
+        )
     infeasible = script is None or expects_infeasible(task)
     goal = (
         "declare the task infeasible"

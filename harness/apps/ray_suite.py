@@ -153,6 +153,7 @@ def run_suite_on_ray(
     model_factory: ModelFactory | None = None,
     gate_model_factory: ModelFactory | None = None,
     on_result=None,
+    suite_options=None,
 ) -> dict:
     """`run_suite` on a Ray cluster; `parallel` is the slot count of a cluster `auto` starts."""
     suite = RaySuiteRun(
@@ -164,6 +165,7 @@ def run_suite_on_ray(
         model_factory,
         gate_model_factory,
         on_result,
+        suite_options,
         options=options,
     )
     return suite.run()

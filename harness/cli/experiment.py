@@ -36,6 +36,11 @@ def register(subparsers) -> None:
     parser.add_argument("file", nargs="?", help="the experiment file (YAML)")
     parser.add_argument("--out", help="experiment folder (default runs/<file name>)")
     parser.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="run again the tasks whose last run ended in an error (their rows stay as history)",
+    )
+    parser.add_argument(
         "--table", metavar="DIR", help="only rebuild DIR's tables from the results it holds"
     )
     parser.set_defaults(handler=run)
@@ -102,7 +107,9 @@ def run(args) -> int:
     def heard(arm: str, line: dict) -> None:
         print(f"{arm}: {line['task_id']} {line['status']} score {line['score']}", file=sys.stderr)
 
-    table = run_experiment(spec, arms, task_paths, out, on_result=heard)
+    table = run_experiment(
+        spec, arms, task_paths, out, on_result=heard, retry_errors=args.retry_errors
+    )
     for row in table["arms"]:
         print(
             f"{row['name']}: {row['runs']} runs · binary {row['binary_success']} · partial "
