@@ -95,13 +95,19 @@ def named_paths(instruction: str) -> list[str]:
     paths = []
     quoted = [m.group(1) for m in QUOTED_PATH.finditer(instruction)]
     rest = QUOTED_PATH.sub(" ", instruction)  # a quoted path may hold spaces; take it whole
-    for match in quoted + PATH_PATTERN.findall(rest):
+    # A path cut off by `<` or `{` is a pattern (`letter_<id>.docx`, `{name}.csv`), not a file.
+    patterns = {m.group(0) for m in PATH_PATTERN.finditer(rest) if _before_pattern(rest, m.end())}
+    for match in quoted + [m for m in PATH_PATTERN.findall(rest) if m not in patterns]:
         path = match.rstrip(".")
         if path.startswith("~"):
             path = SANDBOX_HOME + path[1:]
         if path not in paths:
             paths.append(path)
     return paths
+
+
+def _before_pattern(text: str, end: int) -> bool:
+    return end < len(text) and text[end] in "<{"
 
 
 def check_deliverables(

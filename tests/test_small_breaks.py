@@ -137,3 +137,13 @@ def test_a_short_script_that_finishes_too_early_says_why_in_the_error_column(tmp
     status, error = row["status"], row["error"]
     assert status == "script_exhausted"
     assert "its last call was refused" in error and "at least 3 steps" in error
+
+
+def test_a_file_name_pattern_is_not_a_deliverable():
+    """lh-writer-004 names `letter_<id>.docx`: the gate read `/home/user/letters/letter_` as a
+    deliverable and rejected the oracle's correct letters (the experiment's false rejection)."""
+    instruction = (
+        "create /home/user/letters/letter_<id>.docx (e.g. /home/user/letters/letter_C101.docx), "
+        "~/out/{name}.csv and read /home/user/a.csv."
+    )
+    assert named_paths(instruction) == ["/home/user/letters/letter_C101.docx", "/home/user/a.csv"]
