@@ -63,6 +63,9 @@ def run(tmp_path: Path, task: dict, commands: list[str], timeout: float = 600) -
             pytest.fail(f"the run did not end within {timeout} s")
         time.sleep(0.2)
     process.returncode = os.waitstatus_to_exitcode(waited[1])
+    if not (out / "result.json").is_file():
+        stderr = process.stderr.read().decode(errors="replace")[-2000:]
+        pytest.fail(f"the run left no result.json (exit {process.returncode}): {stderr}")
     result = json.loads((out / "result.json").read_text())
     result["peak_rss_mib"] = waited[2].ru_maxrss / 1024
     result["elapsed_s"] = time.monotonic() - started
