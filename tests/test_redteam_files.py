@@ -186,7 +186,10 @@ def test_hostile_sqlite_view_ends_quickly_with_score_zero(tmp_path, view):
     assert any(word in (result["error"] or "") for word in ("deadline", "memory", "rows")), result
 
 
-SANDBOX_OVERHEAD_S = 20  # starting the sandbox, the gate's snapshot and its sandbox, on 2 cores
+# Starting the sandbox, the gate's snapshot and its sandbox: 25-35 s of the whole run on a loaded
+# 2-core machine (the honest twin's run took 33 s). Scoring itself stops at the 10 s deadline,
+# which the reason checked above names.
+SANDBOX_OVERHEAD_S = 60
 
 
 def test_sqlite_twin_real_history_table_scores_one(tmp_path):
