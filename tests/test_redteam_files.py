@@ -272,3 +272,17 @@ def test_deep_tree_in_tmp_does_not_stop_finish(tmp_path):
     result = run(tmp_path, csv_task(), commands)
     assert result["status"] == "completed" and result["gate_passed"], result
     assert result["score"] == 1.0, result
+
+
+def test_viewing_a_fifo_answers_at_once_and_a_file_still_shows(base_sandbox):
+    from harness.kernel.core import ToolError
+
+    base_sandbox.exec(["sh", "-c", "rm -f /tmp/pipe.txt && mkfifo /tmp/pipe.txt"])
+    base_sandbox.exec(["sh", "-c", "echo plain > /tmp/plain.txt"])
+    started = time.monotonic()
+    for method, params in (("editor.run", {"command": "view"}), ("file.read", {})):
+        with pytest.raises(ToolError, match="FIFO"):
+            base_sandbox.call(method, path="/tmp/pipe.txt", **params)
+    assert time.monotonic() - started < 5
+    shown = base_sandbox.call("editor.run", command="view", path="/tmp/plain.txt")
+    assert "plain" in json.dumps(shown)
