@@ -28,6 +28,7 @@ from harness.kernel.core import (
 from harness.kernel.loop import LoopConfig, RunScope, ToolLoop
 from harness.tools import BashTool, EditorTool
 from sandboxes import open_sandbox
+from sandboxes.disk_watch import SandboxLimitExceeded
 
 from .appstate import AppState, settled_open_documents
 from .probes import run_probe, validate_probe
@@ -149,6 +150,8 @@ class Gate:
         try:
             observed = self.observe()
             snapshot = self.sandbox.snapshot()
+        except SandboxLimitExceeded:
+            raise  # the sandbox was ended for its size: the run ends, with that status
         except StateActError as exc:
             log.warning("gate round failed: %s", exc)
             return undecided(f"the gate could not inspect the state: {exc}")

@@ -15,11 +15,18 @@ import re
 import sqlite3
 import tempfile
 import zipfile
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from sandboxes.base import SANDBOX_HOME
+from sandboxes.agent_files import (
+    FileLimitError,
+    bounded_call,
+    check_zip,
+    clip,
+    open_sqlite,
+    read_member,
+)
+from sandboxes.base import SANDBOX_HOME, SandboxError
 
 from .appstate import AppState, open_markers
 
@@ -71,6 +78,11 @@ class Finding:
     ok: bool
     detail: str
     definite: bool = False
+
+    def __post_init__(self) -> None:
+        # Paths and details carry the agent's text (names, a mimetype): a few KiB at most reach
+        # the gate's records and its model.
+        self.path, self.detail = clip(self.path, 1024), clip(self.detail)
 
 
 @dataclass
@@ -220,8 +232,16 @@ def _check_file(
     if suffix not in CHECKED_EXTENSIONS or stat["size"] > MAX_CHECK_BYTES:
         return
     local = scratch / f"{len(report.findings)}{suffix}"
-    sandbox.copy_out(path, local)
-    problem = format_problem(local, suffix)
+    try:
+        sandbox.copy_out(path, local, max_bytes=MAX_CHECK_BYTES)
+        problem = bounded_call(format_problem, local, suffix)
+    except FileNotFoundError:
+        problem = "a link that leads to no file user `user` can read"
+    except FileLimitError as exc:  # too big or too slow to parse here: the model layer decides
+        report.findings.append(Finding(path, "format", False, f"not checked: {exc}"))
+        return
+    except SandboxError as exc:  # a FIFO, socket or device where a file is expected
+        problem = str(exc)
     if problem:
         report.findings.append(Finding(path, "format", False, problem, definite=True))
     else:
@@ -262,12 +282,14 @@ def _check_open(sandbox, path: str, report: StructuralReport, apps: AppState) ->
 
 def format_problem(local: Path, suffix: str) -> str | None:
     """Why the file does not parse as its extension says, or None when it does."""
-    head = local.read_bytes()[:8]
+    with open(local, "rb") as handle:
+        head = handle.read(8)
     try:
         if suffix in OOXML_MAIN_PART or suffix in ODF_MIMETYPES:
             if not zipfile.is_zipfile(local):
                 kind = "plain text" if _looks_textual(local) else "not a zip container"
                 return f"the extension says {suffix[1:]} but the content is {kind}"
+            check_zip(local, f"the {suffix[1:]} package")
             with zipfile.ZipFile(local) as archive:
                 names = set(archive.namelist())
                 if suffix in OOXML_MAIN_PART and OOXML_MAIN_PART[suffix] not in names:
@@ -277,7 +299,7 @@ def format_problem(local: Path, suffix: str) -> str | None:
                     )
                 if suffix in ODF_MIMETYPES:
                     mimetype = (
-                        archive.read("mimetype").decode(errors="replace")
+                        read_member(archive, "mimetype", 256).decode(errors="replace")
                         if "mimetype" in names
                         else ""
                     )
@@ -304,8 +326,10 @@ def format_problem(local: Path, suffix: str) -> str | None:
                 return "the extension says csv but the content is a zip package (an office file?)"
             with open(local, newline="", encoding="utf-8-sig") as handle:
                 list(csv.reader(handle))
+    except FileLimitError as exc:
+        return str(exc)
     except (ValueError, UnicodeDecodeError, csv.Error, KeyError, zipfile.BadZipFile) as exc:
-        return f"does not parse as {suffix[1:]}: {str(exc)[:200]}"
+        return f"does not parse as {suffix[1:]}: {clip(str(exc), 200)}"
     return None
 
 
@@ -331,10 +355,11 @@ def _load_office(local: Path, suffix: str) -> str | None:
 def _sqlite_problem(local: Path) -> str | None:
     if local.stat().st_size == 0:
         return None  # sqlite3 creates an empty file for an empty database
-    if not local.read_bytes()[:16] == b"SQLite format 3\x00":
-        return "the extension says an SQLite database but the file has no SQLite header"
+    with open(local, "rb") as handle:
+        if handle.read(16) != b"SQLite format 3\x00":
+            return "the extension says an SQLite database but the file has no SQLite header"
     try:
-        with closing(sqlite3.connect(f"file:{local}?mode=ro", uri=True)) as db:
+        with open_sqlite(local) as db:
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as exc:
         return f"does not open as an SQLite database: {exc}"
@@ -343,7 +368,8 @@ def _sqlite_problem(local: Path) -> str | None:
 
 def _text_problem(local: Path, suffix: str) -> str | None:
     """Text deliverables: binary content (NUL bytes, a zip or PDF) behind a text extension."""
-    head = local.read_bytes()[:8192]
+    with open(local, "rb") as handle:
+        head = handle.read(8192)
     if head.startswith((b"PK\x03\x04", b"%PDF", b"\x89PNG")) or b"\x00" in head:
         return f"the extension says {suffix[1:]} but the content is binary"
     return None
@@ -351,7 +377,8 @@ def _text_problem(local: Path, suffix: str) -> str | None:
 
 def _looks_textual(local: Path) -> bool:
     try:
-        local.read_bytes()[:4096].decode("utf-8")
+        with open(local, "rb") as handle:
+            handle.read(4096).decode("utf-8")
         return True
     except UnicodeDecodeError:
         return False

@@ -343,7 +343,7 @@ def _cache_dir(config: RunConfig) -> Path | None:
 
 def _error_status(exc: StateActError, phase: str) -> str:
     if isinstance(exc, SandboxError):
-        return "sandbox_error"
+        return getattr(exc, "status", "sandbox_error")  # `sandbox_limit`: a size limit ended it
     return "setup_error" if phase == "setup" else "model_error" if phase == "running" else "error"
 
 

@@ -97,6 +97,10 @@ class SandboxConfig:
     """Virtual screen size for the desktop (GUI specialist)."""
     start_timeout_s: float = 60.0
     """How long to wait for the toolbox to answer after the sandbox starts."""
+    disk_limit_mb: int = 2048
+    """Most the sandbox's files may grow to (docker backend; sparse files count at their length,
+    as a commit or a copy-out writes them): past it the sandbox is ended and the run's status is
+    `sandbox_limit`."""
     observer: bool = False
     """Every session in this sandbox only observes (a gate's snapshot): see toolbox/observer.py."""
 

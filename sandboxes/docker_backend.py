@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import io
 import logging
-import os
-import shutil
 import tarfile
 import threading
 import time
 import uuid
 from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from .agent_files import (
+    COPY_LIMIT_BYTES,
+    ChunkReader,
+    FileLimitError,
+    MiB,
+)
 from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
@@ -31,11 +35,17 @@ from .base import (
 )
 from .channel import DockerExecChannel
 from .client import ToolboxClient
-from .confined import PERMISSION_BITS, host_target, sandbox_parts
+from .confined import host_target, sandbox_parts
+from .disk_watch import DiskWatch
+from .docker_archive import GO_MODE_DIR, GO_MODE_SYMLINK, extract_as, special_kind
 from .lifecycle import owner_is_gone, owner_label, register, unregister
 from .toolbox.observer import observer_argv, observer_env
 
 log = logging.getLogger(__name__)
+
+ARCHIVE_CHUNK = 8 * 1024 * 1024
+"""Bytes per read of a streamed archive (the SDK's 2 MiB default reads at a quarter the speed)."""
+
 
 LABEL = "stateact.managed"
 OWNER_LABEL = "stateact.owner"
@@ -203,7 +213,10 @@ class DockerSandbox(ToolboxSandboxMixin):
         try:
             self.container.put_archive("/opt", _toolbox_tar())
             self.container.start()
+            self.disk_watch = DiskWatch(self.client.api, self.container, config.disk_limit_mb)
+            self.disk_watch.start()
             self.toolbox = self._start_toolbox()
+            self.call = self.disk_watch.guard(self.toolbox.call)
         except Exception as exc:
             self.close()
             from docker.errors import APIError
@@ -268,9 +281,14 @@ class DockerSandbox(ToolboxSandboxMixin):
         client.wait_ready(self.config.start_timeout_s)
         return client
 
+    def _check_limits(self) -> None:
+        if getattr(self, "disk_watch", None) is not None:
+            self.disk_watch.raise_if_exceeded()
+
     def exec(
         self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER
     ) -> tuple[int, str]:
+        self._check_limits()
         # The engine's exec has no timeout of its own; coreutils' timeout bounds it inside.
         # Only the harness execs (setup, getters, probes): always in the observer flavour.
         wrapped = ["/usr/bin/timeout", "-k", "5", str(max(1, int(timeout))), *observer_argv(argv)]
@@ -310,18 +328,51 @@ class DockerSandbox(ToolboxSandboxMixin):
             tar.add(host_path, arcname=target.name, filter=_user_owned)
         self.container.put_archive(str(target.parent), buffer.getvalue())
 
-    def copy_out(self, sandbox_path: str, host_path: Path) -> None:
-        from docker.errors import NotFound
-
+    def copy_out(self, sandbox_path: str, host_path: Path, max_bytes: int | None = None) -> None:
+        """Stream `sandbox_path` to `host_path` under a byte cap (default COPY_LIMIT_BYTES), holes
+        kept as holes. A link at the path is read as the agent would read it: resolved inside the
+        sandbox, and only when user `user` may read its target. A FIFO, socket or device is
+        refused with a sentence, since it holds no file content."""
+        self._check_limits()
         sandbox_path = str(sandbox_parts(sandbox_path))
-        try:
-            stream, _ = self.container.get_archive(sandbox_path)
-        except NotFound:
-            raise FileNotFoundError(sandbox_path) from None
+        cap = COPY_LIMIT_BYTES if max_bytes is None else max_bytes
+        stream, stat = self._archive(sandbox_path)
+        if stat.get("mode", 0) & GO_MODE_SYMLINK:
+            stream.close()
+            stream, stat = self._archive(self._resolve_link(sandbox_path))
+        kind = special_kind(stat.get("mode", 0))
+        if kind is not None:
+            stream.close()
+            raise SandboxError(f"{sandbox_path} is a {kind}, not a regular file or folder.")
+        if not stat.get("mode", 0) & GO_MODE_DIR and stat.get("size", 0) > cap:
+            stream.close()
+            raise FileLimitError(
+                f"{sandbox_path} has {stat['size']:,} bytes, more than the limit of "
+                f"{cap // MiB:,} MiB the harness copies out of a sandbox."
+            )
         host_path = host_target(host_path)
         host_path.parent.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream)), mode="r") as tar:
-            _extract_as(tar, host_path)
+        try:
+            with tarfile.open(fileobj=ChunkReader(stream), mode="r|") as tar:
+                extract_as(tar, host_path, cap, sandbox_path)
+        finally:
+            stream.close()
+
+    def _archive(self, sandbox_path: str):
+        from docker.errors import NotFound
+
+        try:
+            return self.container.get_archive(sandbox_path, chunk_size=ARCHIVE_CHUNK)
+        except NotFound:
+            raise FileNotFoundError(sandbox_path) from None
+
+    def _resolve_link(self, sandbox_path: str) -> str:
+        """The file a link leads to, resolved in the sandbox as user `user` would open it."""
+        script = 'p=$(realpath -e -- "$1") && test -r "$p" && printf %s "$p"'
+        code, output = self.exec(["sh", "-c", script, "sh", sandbox_path], timeout=20)
+        if code != 0 or not output.startswith("/"):
+            raise FileNotFoundError(sandbox_path)  # dangling, a loop, or not the agent's to read
+        return output
 
     def snapshot(self) -> Snapshot:
         return self._commit("stateact-snapshot", owner_label())
@@ -332,6 +383,8 @@ class DockerSandbox(ToolboxSandboxMixin):
         return self._commit(PERSISTED_REPOSITORY, f"run:{Path(run_dir).resolve()}")
 
     def _commit(self, repository: str, owner: str) -> Snapshot:
+        # A commit writes the layer out in full (sparse files too): measure it first.
+        self.disk_watch.check()
         image = self.container.commit(
             repository=repository,
             tag=uuid.uuid4().hex[:12],
@@ -348,6 +401,8 @@ class DockerSandbox(ToolboxSandboxMixin):
             return
         self._closed = True
         unregister(self)
+        if getattr(self, "disk_watch", None):
+            self.disk_watch.stop()
         if getattr(self, "toolbox", None):
             self.toolbox.channel.close()
         from docker.errors import APIError, NotFound
@@ -358,36 +413,3 @@ class DockerSandbox(ToolboxSandboxMixin):
             pass
         except APIError as exc:
             log.warning("could not remove container %s: %s", self.id, exc)
-
-
-def _extract_as(tar: tarfile.TarFile, host_path: Path) -> None:
-    """Extract the archive's top entry (file or directory) to `host_path`, safely.
-
-    Links, devices and FIFOs are skipped, names that climb out are dropped, files keep their
-    permission bits (not setuid/setgid/sticky) and no write goes through a link on the host.
-    """
-    members = tar.getmembers()
-    if not members:
-        raise FileNotFoundError(str(host_path))
-    top = members[0].name.split("/")[0]
-    for member in members:
-        relative = PurePosixPath(member.name).relative_to(top)
-        if not (member.isdir() or member.isfile()) or ".." in relative.parts:
-            continue
-        destination = host_path / relative if relative.parts else host_path
-        inside = [p for p in (destination, *destination.parents) if p.is_relative_to(host_path)]
-        if any(p.is_symlink() for p in inside):
-            raise SandboxError(
-                f"will not write through the symbolic link on the way to {destination}."
-            )
-        if member.isdir():
-            destination.mkdir(parents=True, exist_ok=True)
-            continue
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-        with (
-            tar.extractfile(member) as src,
-            os.fdopen(os.open(destination, flags, 0o600), "wb") as dst,
-        ):
-            shutil.copyfileobj(src, dst)
-            os.fchmod(dst.fileno(), member.mode & PERMISSION_BITS)

@@ -26,6 +26,7 @@ import uuid
 from pathlib import Path, PurePosixPath
 
 from . import confined
+from .agent_files import COPY_LIMIT_BYTES
 from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
@@ -201,10 +202,10 @@ class LocalSandbox(ToolboxSandboxMixin):
         root, parts = self._confined(sandbox_path)
         confined.copy_in(host_path, root, parts)
 
-    def copy_out(self, sandbox_path: str, host_path: Path) -> None:
+    def copy_out(self, sandbox_path: str, host_path: Path, max_bytes: int | None = None) -> None:
         root, parts = self._confined(sandbox_path)
         try:
-            confined.copy_out(root, parts, Path(host_path))
+            confined.copy_out(root, parts, Path(host_path), max_bytes or COPY_LIMIT_BYTES)
         except FileNotFoundError:
             raise FileNotFoundError(sandbox_path) from None
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 import tasks.metrics  # noqa: F401  (registers every metric)
 from harness.kernel.core import StateActError, ToolError
+from sandboxes.agent_files import clip
 from tasks.getters import GetterContext, StateSource, run_getter
 from tasks.metrics.registry import METRICS
 from tasks.schema import Task
@@ -110,7 +111,8 @@ def apply_metric(name: str, fetch_result, fetch_expected, options) -> MetricResu
         reason = str(exc) or type(exc).__name__
         if not isinstance(exc, StateActError | ToolError):
             reason = f"{type(exc).__name__}: {reason}"
-        return MetricResult(name=name, value=0.0, error=reason, inputs=inputs or None)
+        # The reason may quote the agent's file (a parser's message): a few KiB reach the record.
+        return MetricResult(name=name, value=0.0, error=clip(reason), inputs=inputs or None)
 
 
 PREVIEW_CHARS = 300

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from harness.kernel.core import StateActError
+from sandboxes.agent_files import check_zip
 from sandboxes.base import SANDBOX_HOME, Sandbox
 from sandboxes.toolbox.observer import SAFE_DESKTOP_ENV
 from tasks.cache import find_cached, inside, is_file, is_url, local_reference, resolve_source
@@ -59,6 +60,7 @@ class RootDirSource:
             raise StateActError(f"{path} is a link that leads out of the --root folder")
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, dest)
+        check_zip(dest, path)
         return dest
 
     def run_command(self, command: str | list[str], shell: bool) -> dict:
@@ -80,7 +82,8 @@ class SandboxSource:
         if code != 0:
             return None
         dest.parent.mkdir(parents=True, exist_ok=True)
-        self.sandbox.copy_out(path, dest)
+        self.sandbox.copy_out(path, dest)  # streamed under a byte cap; a link read as `user`
+        check_zip(dest, path)  # a package whose members unpack past the limits is not parsed
         return dest
 
     def run_command(self, command: str | list[str], shell: bool) -> dict:

@@ -9,11 +9,11 @@ derived from its URL the way Chrome shows it (scheme and `www.` elided), before 
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from harness.kernel.core import StateActError
+from sandboxes.agent_files import open_sqlite, sqlite_rows
 from tasks.chrome_live import cdp_call, omnibox_text
 from tasks.getters import GetterContext, getter, work_path
 from tasks.getters_chrome import PROFILE_ROOTS, dig, preferences
@@ -129,8 +129,10 @@ def get_history(spec: dict, ctx: GetterContext) -> list[tuple] | None:
     path = profile_file(ctx, ("Default/History",), spec.get("dest", "History"))
     if path is None:
         return None
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-        return db.execute("SELECT url, title, last_visit_time FROM urls").fetchall()
+    # The agent's database: read-only, under a deadline, a heap limit and a row cap, so a
+    # recursive or endless view in place of `urls` ends with a reason instead of taking the host.
+    with open_sqlite(path) as db:
+        return sqlite_rows(db, "SELECT url, title, last_visit_time FROM urls")
 
 
 @getter("cookie_data")

@@ -68,8 +68,10 @@ def test_copy_out_never_follows_an_agent_link(sandbox, tmp_path):
     target = tmp_path / "out-leak"
     try:
         sandbox.copy_out("/home/user/leak", target)
-    except SandboxError as exc:
+    except SandboxError as exc:  # local: links are refused
         assert "symbolic link" in str(exc)
+    except FileNotFoundError:  # docker: read through the link inside the sandbox, it dangles
+        pass
     assert not target.exists() or target.read_text() != "host secret"
 
     tree = tmp_path / "out-tree"

@@ -25,7 +25,9 @@ class Sandbox(Protocol):
 
     def copy_in(self, host_path: Path, sandbox_path: str) -> None: ...
 
-    def copy_out(self, sandbox_path: str, host_path: Path) -> None: ...
+    def copy_out(
+        self, sandbox_path: str, host_path: Path, max_bytes: int | None = None
+    ) -> None: ...
 
     def snapshot(self) -> Snapshot:
         """Freeze the current state; `open_sandbox(config, snapshot)` starts an independent
