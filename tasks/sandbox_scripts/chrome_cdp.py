@@ -379,6 +379,14 @@ def run(request, browser, url):
             return website_infos(page, request, timeout_ms)
         finally:
             page.close()
+    if op == "evaluate":  # a fresh tab at `url`, `settle_s` to render, then `js` on it
+        page = browser.contexts[0].new_page()
+        try:
+            page.goto(request["url"], wait_until="domcontentloaded", timeout=timeout_ms)
+            page.wait_for_timeout(int(request.get("settle_s", 2.5) * 1000))
+            return {"value": page.evaluate(request["js"])}
+        finally:
+            page.close()
     if op == "pdf":
         return {"path": page_pdf(browser, request["url"], timeout_ms)}
     if op == "recreation":
