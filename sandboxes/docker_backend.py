@@ -18,6 +18,7 @@ import uuid
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
+from .agent_sudo import grant_script, security_options
 from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
@@ -203,6 +204,8 @@ class DockerSandbox(ToolboxSandboxMixin):
         try:
             self.container.put_archive("/opt", _toolbox_tar())
             self.container.start()
+            if self.config.agent_sudo:
+                self._grant_agent_sudo()
             self.toolbox = self._start_toolbox()
         except Exception as exc:
             self.close()
@@ -236,7 +239,7 @@ class DockerSandbox(ToolboxSandboxMixin):
                 pids_limit=config.pids_limit,
                 cap_drop=["ALL"],
                 cap_add=["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"],
-                security_opt=["no-new-privileges"],
+                security_opt=security_options(config.agent_sudo),
                 shm_size="512m",
                 labels={LABEL: "1", OWNER_LABEL: owner_label()},
                 detach=True,
@@ -251,6 +254,12 @@ class DockerSandbox(ToolboxSandboxMixin):
             raise SandboxError(
                 f"the Docker engine refused to create the sandbox{hint}: {exc.explanation or exc}."
             ) from None
+
+    def _grant_agent_sudo(self) -> None:
+        result = self.container.exec_run(["bash", "-c", grant_script()], user="root")
+        if result.exit_code != 0:
+            output = result.output.decode(errors="replace").strip()
+            raise SandboxError(f"--agent-sudo: the image could not give the agent sudo: {output}")
 
     def _start_toolbox(self) -> ToolboxClient:
         api = self.client.api

@@ -20,6 +20,7 @@ from tasks.schema import load_task
 from tasks.support import check_references
 
 from .progress import TurnProgress
+from .sandbox_options import add_sandbox_options, apply_sandbox_options
 
 OK_STATUSES = ("completed", "infeasible")
 MAX_BEST_OF = 8  # as RunConfig.best_of allows
@@ -105,6 +106,7 @@ def add_run_options(parser) -> None:
         "a 0-1000 grid (UI-TARS) or fractions 0-1",
     )
     add_host_paths_option(parser)
+    add_sandbox_options(parser)
     parser.add_argument(
         "--task-state",
         action="store_true",
@@ -187,6 +189,7 @@ def build_config(args) -> RunConfig:
     config.sandbox.image = args.image
     config.sandbox.network = bool(getattr(args, "network", False))
     config.sandbox.network_mode = getattr(args, "network_mode", HOST_NETWORK)
+    apply_sandbox_options(args, config)
     config.loop.max_turns = args.max_turns
     config.loop.max_cost_usd = args.max_cost
     config.loop.max_wall_s = args.max_time
