@@ -35,8 +35,12 @@ def grant_script() -> str:
     """Root shell text that gives `user` OSWorld's sudo: a password and a sudoers rule, checked
     with visudo so a broken rule fails here rather than at the agent's first sudo."""
     rule = f"{SANDBOX_USER} ALL=(ALL:ALL) ALL"
+    # sudo looks its host name up; without the network the sandbox's /etc/hosts lacks it, and
+    # every sudo would print "unable to resolve host".
+    hosts = 'grep -q "$(hostname)" /etc/hosts || echo "127.0.1.1 $(hostname)" >> /etc/hosts'
     return (
-        f"echo {shlex.quote(f'{SANDBOX_USER}:{AGENT_PASSWORD}')} | chpasswd"
+        f"{{ {hosts}; }}"
+        f" && echo {shlex.quote(f'{SANDBOX_USER}:{AGENT_PASSWORD}')} | chpasswd"
         f" && printf '%s\\n' {shlex.quote(rule)} > {SUDOERS_FILE}"
         f" && chmod 0440 {SUDOERS_FILE} && visudo -cqf {SUDOERS_FILE}"
     )

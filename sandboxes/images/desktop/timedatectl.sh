@@ -10,11 +10,13 @@ ZONEINFO=/usr/share/zoneinfo
 die() { echo "$*" >&2; exit 1; }
 
 zone_name() {
+    # The link's own target, as timedated reads it (`UTC` stays UTC although Debian's zoneinfo/UTC
+    # is itself a link to Etc/UTC).
     local target
-    target=$(readlink -f /etc/localtime 2>/dev/null) || target=
+    target=$(readlink /etc/localtime 2>/dev/null) || target=
     case $target in
-        "$ZONEINFO"/*) echo "${target#"$ZONEINFO"/}" ;;
-        *) echo "Etc/UTC" ;;  # no /etc/localtime: glibc and systemd both use UTC
+        */zoneinfo/*) echo "${target#*/zoneinfo/}" ;;
+        *) echo "Etc/UTC" ;;  # no link: glibc and systemd both use UTC
     esac
 }
 
