@@ -22,6 +22,9 @@ NEW_TAB_PAGE = 5
 UNPACKED = 4
 """`extensions.settings.<id>.location` of an extension loaded unpacked ("Load unpacked")."""
 COLOR_SCHEMES = {0: "system", 1: "light", 2: "dark"}
+CHROMIUM_OWN_CONTENT_KEYS = {"has_migrated_local_network_access"}
+"""What Chromium writes into `profile.default_content_setting_values` on its own (a migration
+marker, measured on an untouched Chromium 156 profile), not a setting the user changed."""
 
 
 def read_profile_json(ctx: GetterContext, relative: str) -> dict | None:
@@ -123,11 +126,16 @@ def color_scheme_on_disk(ctx: GetterContext) -> str:
 @getter("data_delete_automacally")  # sic: OSWorld's spelling
 def get_data_delete_automatically(spec: dict, ctx: GetterContext) -> str:
     """OSWorld's reading: "true" when `profile.default_content_setting_values` exists at all (any
-    site-setting default changed), whatever it holds; see docs/osworld-fidelity.md."""
+    site-setting default changed), whatever it holds; see docs/osworld-fidelity.md. Chromium 156
+    writes that block itself, holding only its own migration marker, on every profile; OSWorld's
+    Chrome did not, so a block with nothing but Chromium's markers reads as absent."""
     profile = preferences(ctx).get("profile")
     if not isinstance(profile, dict):
         return "false"  # OSWorld answers "Google" here, which no rule expects
-    return flag(profile.get("default_content_setting_values") is not None)
+    values = profile.get("default_content_setting_values")
+    if isinstance(values, dict) and values and set(values) <= CHROMIUM_OWN_CONTENT_KEYS:
+        values = None
+    return flag(values is not None)
 
 
 def extension_settings(ctx: GetterContext) -> dict[str, dict]:

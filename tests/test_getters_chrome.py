@@ -109,6 +109,18 @@ OSWORLD_READINGS = [
         "true",
     ),
     ("data_delete_automacally", {"profile": {"name": "x"}}, "false"),
+    # The one departure: Chromium 156 writes this marker into every untouched profile, where
+    # OSWorld's getter would read "true" with nothing done; it reads as absent here (see
+    # docs/osworld-fidelity.md), so a do-nothing agent scores 0 as it must.
+    (
+        "data_delete_automacally",
+        {
+            "profile": {
+                "default_content_setting_values": {"has_migrated_local_network_access": True}
+            }
+        },
+        "false",
+    ),
     ("enable_do_not_track", {"enable_do_not_track": 1}, "true"),
     ("enable_safe_browsing", {"safebrowsing": {"enhanced": True}}, "true"),
     ("chrome_appearance_mode_ui", {"extensions": {"theme": {"system_theme": 0}}}, "light"),
