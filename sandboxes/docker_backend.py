@@ -22,6 +22,7 @@ from .agent_files import (
     FileLimitError,
     MiB,
 )
+from .agent_sudo import grant_script, security_options
 from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
@@ -215,6 +216,8 @@ class DockerSandbox(ToolboxSandboxMixin):
             self.container.start()
             self.disk_watch = DiskWatch(self.client.api, self.container, config.disk_limit_mb)
             self.disk_watch.start()
+            if self.config.agent_sudo:
+                self._grant_agent_sudo()
             self.toolbox = self._start_toolbox()
             self.call = self.disk_watch.guard(self.toolbox.call)
         except Exception as exc:
@@ -249,7 +252,7 @@ class DockerSandbox(ToolboxSandboxMixin):
                 pids_limit=config.pids_limit,
                 cap_drop=["ALL"],
                 cap_add=["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"],
-                security_opt=["no-new-privileges"],
+                security_opt=security_options(config.agent_sudo),
                 shm_size="512m",
                 labels={LABEL: "1", OWNER_LABEL: owner_label()},
                 detach=True,
@@ -264,6 +267,12 @@ class DockerSandbox(ToolboxSandboxMixin):
             raise SandboxError(
                 f"the Docker engine refused to create the sandbox{hint}: {exc.explanation or exc}."
             ) from None
+
+    def _grant_agent_sudo(self) -> None:
+        result = self.container.exec_run(["bash", "-c", grant_script()], user="root")
+        if result.exit_code != 0:
+            output = result.output.decode(errors="replace").strip()
+            raise SandboxError(f"--agent-sudo: the image could not give the agent sudo: {output}")
 
     def _start_toolbox(self) -> ToolboxClient:
         api = self.client.api

@@ -84,6 +84,10 @@ class LocalSandbox(ToolboxSandboxMixin):
     backend = "local"
 
     def __init__(self, config: SandboxConfig, snapshot: Snapshot | None = None):
+        if config.agent_sudo:
+            raise SandboxError(
+                "--agent-sudo needs the docker backend: the local sandbox has no root to give."
+            )
         self.config = config
         self.id = f"stateact-local-{uuid.uuid4().hex[:12]}"
         self.started_at = time.time()

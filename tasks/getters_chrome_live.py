@@ -9,6 +9,7 @@ derived from its URL the way Chrome shows it (scheme and `www.` elided), before 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -16,7 +17,7 @@ from harness.kernel.core import StateActError
 from sandboxes.agent_files import open_sqlite, sqlite_rows
 from tasks.chrome_live import cdp_call, omnibox_text
 from tasks.getters import GetterContext, getter, work_path
-from tasks.getters_chrome import PROFILE_ROOTS, dig, preferences
+from tasks.getters_chrome import PROFILE_ROOTS, color_scheme_on_disk, dig, preferences
 
 DEFAULT_FONT_SIZES = {
     "default_font_size": 16,
@@ -24,6 +25,10 @@ DEFAULT_FONT_SIZES = {
     "minimum_font_size": 0,
 }
 """Chrome's font sizes when Preferences has no `webkit.webprefs` entry for them."""
+
+
+APPEARANCE_PROBE = (Path(__file__).parent / "sandbox_scripts" / "chrome_appearance.js").read_text()
+APPEARANCE_MODES = {"light", "dark", "system"}
 
 
 def live(ctx: GetterContext, request: dict) -> Any:
@@ -45,6 +50,19 @@ def active_url(spec: dict, ctx: GetterContext) -> str | None:
         return None
     prefix = spec.get("goto_prefix", "https://")
     return f"{prefix or ''}{omnibox_text(tab['url'])}"
+
+
+@getter("chrome_appearance_mode_ui")
+def get_chrome_appearance_mode_ui(spec: dict, ctx: GetterContext) -> str:
+    """The mode chrome://settings/appearance shows in the running browser, as OSWorld reads it
+    (the page, not the file: Chrome writes Preferences later); the file when no browser answers
+    or the page shows no mode."""
+    request = {"op": "evaluate", "url": "chrome://settings/appearance", "js": APPEARANCE_PROBE}
+    try:
+        mode = live(ctx, {**request, "settle_s": 2.5, "wait_s": 5}).get("value")
+    except StateActError:
+        mode = None
+    return mode if mode in APPEARANCE_MODES else color_scheme_on_disk(ctx)
 
 
 @getter("active_tab_info")

@@ -61,7 +61,8 @@ def test_getters_are_registered():
 def test_defaults_when_chrome_never_changed_a_setting(tmp_path):
     profile(tmp_path / "root", {})
     assert get(tmp_path, "enable_do_not_track") == "false"
-    assert get(tmp_path, "enable_safe_browsing") == "true"
+    # OSWorld reads no `safebrowsing.enabled` as off, although Chrome's own default is on.
+    assert get(tmp_path, "enable_safe_browsing") == "false"
     assert get(tmp_path, "default_search_engine") == "Google"
     assert get(tmp_path, "new_startup_page") == "true"
     assert get(tmp_path, "chrome_appearance_mode_ui") == "system"
@@ -87,6 +88,50 @@ def test_changed_settings(tmp_path):
     assert get(tmp_path, "new_startup_page") == "false"
     assert get(tmp_path, "chrome_appearance_mode_ui") == "dark"
     assert get(tmp_path, "data_delete_automacally") == "true"
+
+
+# Each verdict below is what OSWorld's own getter (desktop_env/evaluators/getters/chrome.py of
+# ljxpython/OSWorldUse @b5007a9, run in a scratch folder on the same Preferences) answers.
+OSWORLD_READINGS = [
+    # The obsolete key Chromium keeps but ignores is not the engine in use.
+    ("default_search_engine", {"default_search_provider": {"name": "Bing"}}, "Google"),
+    (
+        "default_search_engine",
+        {"default_search_provider_data": {"template_url_data": {"keyword": "bing.com"}}},
+        "Google",
+    ),
+    ("new_startup_page", {"session": {"restore_on_startup": 4, "startup_urls": []}}, "false"),
+    ("new_startup_page", {"session": {}}, "false"),
+    ("new_startup_page", {"session": {"restore_on_startup": 5}}, "true"),
+    (
+        "data_delete_automacally",
+        {"profile": {"default_content_setting_values": {"images": 2}}},
+        "true",
+    ),
+    ("data_delete_automacally", {"profile": {"name": "x"}}, "false"),
+    # The one departure: Chromium 156 writes this marker into every untouched profile, where
+    # OSWorld's getter would read "true" with nothing done; it reads as absent here (see
+    # docs/osworld-fidelity.md), so a do-nothing agent scores 0 as it must.
+    (
+        "data_delete_automacally",
+        {
+            "profile": {
+                "default_content_setting_values": {"has_migrated_local_network_access": True}
+            }
+        },
+        "false",
+    ),
+    ("enable_do_not_track", {"enable_do_not_track": 1}, "true"),
+    ("enable_safe_browsing", {"safebrowsing": {"enhanced": True}}, "true"),
+    ("chrome_appearance_mode_ui", {"extensions": {"theme": {"system_theme": 0}}}, "light"),
+    ("chrome_appearance_mode_ui", {"browser": {"theme": {"color_scheme": "dark"}}}, "dark"),
+]
+
+
+@pytest.mark.parametrize(("getter_type", "prefs", "expected"), OSWORLD_READINGS)
+def test_getters_read_the_keys_osworld_reads(tmp_path, getter_type, prefs, expected):
+    profile(tmp_path / "root", prefs)
+    assert get(tmp_path, getter_type) == expected
 
 
 def test_unpacked_extensions_come_from_both_preference_files(tmp_path):

@@ -217,7 +217,8 @@ def test_desktop_starts_idempotently_and_opens_calc(desktop_container):
     assert _sh(desktop_container, "stateact-desktop start")[0] == 0
     assert time.monotonic() - started < 3
     env = "source /tmp/stateact-desktop.env; "
-    assert _sh(desktop_container, env + "xdotool getdisplaygeometry") == (0, "1280 720")
+    # OSWorld's screen by default
+    assert _sh(desktop_container, env + "xdotool getdisplaygeometry") == (0, "1920 1080")
     assert _sh(desktop_container, env + "wmctrl -m | head -1") == (0, "Name: Openbox")
 
     code, out = _sh(

@@ -266,7 +266,7 @@ def test_info_from_website_reads_a_page_opened_for_the_check(sandbox, tmp_path):
     assert run_getter(unreachable, getter) == ["backup"]  # OSWorld's backups when it cannot read
 
     # With Chrome closed (the agent quit it) the getter starts it, as OSWorld's does.
-    sh(sandbox, "pkill -x chromium; pkill -x socat; while pgrep -x chromium; do sleep 0.2; done")
+    sh(sandbox, "pkill -x chrome; pkill -x socat; while pgrep -x chrome; do sleep 0.2; done")
     values = run_getter({**spec, "infos": spec["infos"][:1]}, getter)
     assert values == ["Ada Lovelace"]
 
@@ -346,7 +346,7 @@ def test_vscode_config_runs_the_extension_command_and_reads_its_file(sandbox, tm
 
 def test_a_devtools_endpoint_chrome_does_not_hold_is_not_believed(sandbox, tmp_path):
     # The agent quits Chrome and serves a DevTools answer of its own on 9222: nothing is read.
-    sh(sandbox, "pkill -x chromium; pkill -x socat; while pgrep -x chromium; do sleep 0.2; done")
+    sh(sandbox, "pkill -x chrome; pkill -x socat; while pgrep -x chrome; do sleep 0.2; done")
     version = {"Browser": "Chrome/1", "webSocketDebuggerUrl": "ws://127.0.0.1:9222/devtools/x"}
     (tmp_path / "version").write_text(json.dumps(version))
     sh(sandbox, "mkdir -p /tmp/fake-devtools/json")

@@ -306,7 +306,7 @@ def test_a_chrome_task_whose_setup_edits_the_profile_scores_0_when_nothing_is_do
     """OSWorld's 'stop opening funbrain.com' task: its setup writes the startup page with jq into
     the profile Chrome already has; an agent that does nothing must not score."""
     task = load_task(Path(__file__).parent / "osworld_tasks" / f"{STARTUP_TASK}.json")
-    sh(sandbox, "pkill -x chromium; pkill -x socat; while pgrep -x chromium; do sleep 0.2; done")
+    sh(sandbox, "pkill -x chrome; pkill -x socat; while pgrep -x chrome; do sleep 0.2; done")
     # The profile as the image ships it (the earlier Chrome test has used this one).
     sh(
         sandbox,

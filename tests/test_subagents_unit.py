@@ -23,20 +23,29 @@ from subagents.gui import ComputerTool, image_limits, key_combo
 def test_scale_follows_the_long_edge_and_pixel_budget():
     assert screen_scale(1280, 720, "script").declared == (1280, 720)  # 0.92 MP: no scaling
     big = screen_scale(1920, 1080, "claude-sonnet-4-5")
-    assert big.declared == (1429, 804)  # sqrt(1.15e6 / 2.07e6) = 0.7447
+    # sqrt(1.15e6 / 2.07e6) = 0.7447 -> 1429x804, rounded down to 16:9 exactly (16 * 89, 9 * 89)
+    assert big.declared == (1424, 801)
     assert big.declared[0] * big.declared[1] <= 1.15e6
+    assert big.declared[0] / big.declared[1] == 1920 / 1080  # one factor for both axes
     wide = screen_scale(3000, 600, "gpt-5")
-    assert wide.declared[0] == 1568  # the long edge binds before the pixel budget
+    assert wide.declared == (1565, 313)  # the long edge (1568) binds, then 5:1 exactly
+    # 683x384 is the largest exact 1366:768 size, too small: the floored size stays
+    assert screen_scale(1366, 768, "claude-sonnet-4-5").declared == (1366, 768)
+    assert screen_scale(2732, 1536, "claude-sonnet-4-5").declared == (1430, 804)
     assert screen_scale(2560, 1440, "claude-opus-4-7").declared == (2560, 1440)  # 1:1 up to 2576 px
     assert image_limits("claude-opus-4-8") == (2576, None)
 
 
 def test_model_coordinates_map_back_to_screen_pixels_and_refuse_off_screen():
     scale = screen_scale(1920, 1080, "claude-sonnet-4-5")
-    x, y = scale.to_screen([714, 401])
-    assert (x, y) == (959, 538)  # 714 * 1920 / 1429 and 401 * 1080 / 804, floored
-    assert all(abs(a - b) <= 1 for a, b in zip(scale.to_model(x, y), (714, 401), strict=True))
-    for bad in ([1429, 10], [-1, 5], [10], "10,10", [True, 3]):
+    x, y = scale.to_screen([712, 400])
+    assert (x, y) == (960, 540)  # the middle of 1424x801 is the middle of 1920x1080
+    # Every screenshot pixel maps to a screen pixel that maps back to it.
+    width, height = scale.declared
+    points = [(px, py) for px in range(width) for py in (0, 1, height // 2, height - 1)]
+    assert all(scale.to_model(*scale.to_screen(list(p))) == p for p in points)
+    assert scale.to_screen([width - 1, height - 1]) == (1919, 1079)
+    for bad in ([1424, 10], [-1, 5], [10], "10,10", [True, 3]):
         with pytest.raises(ToolError):
             scale.to_screen(bad)
 
@@ -60,7 +69,7 @@ def test_computer_spec_is_native_for_claude_and_a_function_tool_otherwise():
 
     spec = ComputerTool(FakeDesktop(), "claude-sonnet-4-5").spec()
     assert spec.native_type == "computer_20250124"
-    assert spec.native_params == {"display_width_px": 1429, "display_height_px": 804}
+    assert spec.native_params == {"display_width_px": 1424, "display_height_px": 801}
     assert "zoom" in spec.input_schema["properties"]["action"]["enum"]
     assert (
         ComputerTool(FakeDesktop(), "claude-opus-4-6").spec().native_params["enable_zoom"] is True
@@ -106,7 +115,8 @@ def test_no_act_gives_the_main_agent_the_computer_tool():
         RunContext(config=RunConfig(preset="no-act"), model=model, sandbox=None)
     )
     assert [tool.name for tool in tools] == ["computer"]
-    assert tools[0].spec().native_params == {"display_width_px": 1280, "display_height_px": 720}
+    # OSWorld's 1920x1080 screen, scaled to 16:9 within the model's image budget
+    assert tools[0].spec().native_params == {"display_width_px": 1424, "display_height_px": 801}
 
 
 def test_report_ends_only_with_text_and_respects_a_rejecting_review():

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.apps.sandbox_options import apply_sandbox_options
 from harness.control.lstc_gui import COORDINATE_SCALES as COORDS
 from harness.control.lstc_gui import grounder_options
 from harness.control.memory import LessonStore
@@ -67,6 +68,8 @@ class CommonOptions(BaseModel):
     keep_screenshots: int = 3
     screenshot_gate: bool = False
     main_display: bool = False
+    screen: str | None = None
+    agent_sudo: bool = False
     out: str | None = None
     resume: bool = False
 
@@ -250,6 +253,7 @@ def config_from_options(options: CommonOptions) -> RunConfig:
     config.sandbox.image = options.image
     config.sandbox.network = options.network
     config.sandbox.network_mode = options.network_mode
+    apply_sandbox_options(options.screen, options.agent_sudo, config)
     config.loop.max_turns = options.max_turns
     config.loop.max_cost_usd = options.max_cost
     config.loop.max_wall_s = options.max_time

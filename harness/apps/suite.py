@@ -69,19 +69,22 @@ def dry_run(
     apps: dict[str, str] | None = None,
     image: str = "desktop",
     network: bool = False,
+    agent_sudo: bool = False,
 ) -> list[dict]:
     """`emit` one record per task (runnable, or every reason why not) without running anything.
 
     `apps` are the applications of the chosen image (None: not checked); with `network` the tasks'
-    live pages and installs are not blockers. Only StateAct's own suites build their fixtures
-    first; another suite's build script runs only with `build_fixtures` (its tasks otherwise
-    report their missing files). Returns the records.
+    live pages and installs are not blockers, with `agent_sudo` the need for root. Only StateAct's
+    own suites build their fixtures first; another suite's build script runs only with
+    `build_fixtures` (its tasks otherwise report their missing files). Returns the records.
     """
     task_paths = discover_tasks(paths)
     ensure_suite_fixtures(task_paths, foreign=build_fixtures)
     records = []
     for path in task_paths:
-        record = dry_run_record(path, cache_dir, allow_host_paths, apps, image, network)
+        record = dry_run_record(
+            path, cache_dir, allow_host_paths, apps, image, network, agent_sudo=agent_sudo
+        )
         if path.parent.name == SUITE_TASKS_FOLDER:
             try:
                 record["domain"] = task_domain(load_task(path), path)

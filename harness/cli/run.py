@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.apps.oracle import NOTICE, is_oracle, oracle_gate_model, oracle_model
 from harness.apps.run_options import config_from_options, options_from_args, render_trajectory
+from harness.apps.sandbox_options import add_sandbox_options
 from harness.control.lstc_gui import COORDINATE_SCALES
 from harness.kernel.core import StateActError
 from harness.kernel.display import visible
@@ -127,6 +128,7 @@ def add_run_options(parser) -> None:
         "a 0-1000 grid (UI-TARS) or fractions 0-1",
     )
     add_host_paths_option(parser)
+    add_sandbox_options(parser)
     parser.add_argument(
         "--task-state",
         action="store_true",

@@ -320,6 +320,7 @@ def dry_run(args) -> list[dict]:
         apps=declared_apps(args.image) if args.sandbox == "docker" else None,
         image=definition_name(args.image),
         network=args.network,
+        agent_sudo=args.agent_sudo,
     )
 
 

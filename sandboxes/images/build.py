@@ -114,7 +114,7 @@ def _check_name(name: str) -> None:
 
 # What an image declares about itself for the dry run (sandboxes/images/apps.py): not built into
 # the image, so editing it neither changes the image's hash nor rebuilds it.
-DECLARATION_FILES = {"osworld-apps.txt"}
+DECLARATION_FILES = {"osworld-apps.txt", "programs.txt"}
 
 
 def _definition_files(directory: Path) -> list[Path]:
