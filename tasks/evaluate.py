@@ -13,10 +13,12 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 import tasks.metrics  # noqa: F401  (registers every metric)
 from harness.kernel.core import StateActError, ToolError
+from tasks.agent_code import agent_sandbox_is
+from tasks.eval_failure import EvaluationFailed
 from tasks.getters import GetterContext, StateSource, run_getter
 from tasks.metrics.registry import METRICS
 from tasks.schema import Task
@@ -34,6 +36,8 @@ class MetricResult(BaseModel):
     """Its value in [0, 1]; 0 when it could not be computed."""
     error: str | None = None
     """Why it could not be computed, if it could not."""
+    evaluation_failed: bool = Field(default=False, exclude=True)
+    """(Not in records: the task's status says it.) The machine could not run the evaluation's command (fork bomb, killed, out of time)."""
 
 
 class EvalResult(BaseModel):
@@ -45,6 +49,9 @@ class EvalResult(BaseModel):
     """Each metric of the evaluator, in order."""
     error: str | None = None
     """A task-level problem (the first metric error), if any."""
+    failure: str | None = None
+    """Why the evaluation itself could not run (the first such metric), if it could not: the
+    score is then no verdict on the work."""
 
 
 def combine(values: list[float], conj: str) -> float:
@@ -96,6 +103,8 @@ def apply_metric(name: str, fetch_result, fetch_expected, options) -> MetricResu
                 name=name, value=0.0, error=f"metric {name} returned {value}, outside [0, 1]"
             )
         return MetricResult(name=name, value=value)
+    except EvaluationFailed as exc:
+        return MetricResult(name=name, value=0.0, error=str(exc), evaluation_failed=True)
     except Exception as exc:  # noqa: BLE001 -- a task's scoring must never crash the run
         reason = str(exc) or type(exc).__name__
         if not isinstance(exc, StateActError | ToolError):
@@ -131,7 +140,12 @@ def evaluate(
         return EvalResult(
             score=0.0, metrics=results, error="the agent declared a feasible task infeasible"
         )
-    with tempfile.TemporaryDirectory(prefix="stateact-eval-") as scratch:
+    # Agent code a metric runs goes to a throwaway sandbox of the agent's image (agent_code.py).
+    agent_config = getattr(getattr(source, "sandbox", None), "config", None)
+    with (
+        agent_sandbox_is(agent_config),
+        tempfile.TemporaryDirectory(prefix="stateact-eval-") as scratch,
+    ):
         base = Path(work_dir) if work_dir is not None else Path(scratch)
         results = []
         specs = zip(
@@ -148,4 +162,5 @@ def evaluate(
             results.append(run_metric(name, result_spec, expected_spec, options, ctx))
     score = combine([m.value for m in results], evaluator.conj)
     first_error = next((f"{m.name}: {m.error}" for m in results if m.error), None)
-    return EvalResult(score=score, metrics=results, error=first_error)
+    failure = next((f"{m.name}: {m.error}" for m in results if m.evaluation_failed), None)
+    return EvalResult(score=score, metrics=results, error=first_error, failure=failure)

@@ -20,6 +20,7 @@ from harness.kernel.core import StateActError
 from sandboxes.base import SANDBOX_HOME, Sandbox
 from sandboxes.toolbox.observer import SAFE_DESKTOP_ENV
 from tasks.cache import find_cached, inside, is_file, is_url, local_reference, resolve_source
+from tasks.eval_failure import check_evaluation_command
 from tasks.relative_time import rule_relative_time
 from tasks.schema import Task
 
@@ -76,7 +77,8 @@ class SandboxSource:
         self.timeout = timeout
 
     def fetch_file(self, path: str, dest: Path) -> Path | None:
-        code, _ = self.sandbox.exec(["test", "-f", path], timeout=self.timeout)
+        code, output = self.sandbox.exec(["test", "-f", path], timeout=self.timeout)
+        check_evaluation_command(f"`test -f {path}`", code, output)
         if code != 0:
             return None
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -92,6 +94,8 @@ class SandboxSource:
         else:
             argv = ["bash", "-c", 'exec "$@" 2>/dev/null', "bash", *command]
         code, output = self.sandbox.exec(argv, timeout=self.timeout)
+        shown = command if isinstance(command, str) else shlex.join(command)
+        check_evaluation_command(f"`{shown[:200]}`", code, output)
         return {"output": output, "returncode": code}
 
 

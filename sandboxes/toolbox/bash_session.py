@@ -69,11 +69,16 @@ class ShellExited(Exception):
     """The shell's pty closed: it exited or was killed."""
 
 
-def child_environment(observer: bool = False) -> dict[str, str]:
+def child_environment(observer: bool = False, local_imports: bool = False) -> dict[str, str]:
     """The environment for processes the toolbox starts: its own, minus its import path, plus no
-    pagers; an observer's is the fixed one of `observer.observer_env`."""
+    pagers; an observer's is the fixed one of `observer.observer_env`. `local_imports`: an
+    observer's python still imports a module from its current folder, as in a normal shell (the
+    gate model runs the agent's code that way; user site, rc files and PYTHON* stay off)."""
     if observer:
-        return observer_env(os.environ)
+        env = observer_env(os.environ)
+        if local_imports:
+            env.pop("PYTHONSAFEPATH", None)
+        return env
     env = dict(os.environ)
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     paths = [
@@ -93,9 +98,10 @@ def child_environment(observer: bool = False) -> dict[str, str]:
 class BashSession:
     """One persistent interactive bash; `run` executes a command and waits for its sentinel."""
 
-    def __init__(self, name: str, workdir: str, observer: bool = False):
+    def __init__(self, name: str, workdir: str, observer: bool = False, local_imports=False):
         self.name = name
         self.observer = observer
+        self.local_imports = local_imports
         self._workdir = workdir
         self._token = secrets.token_hex(6)
         self._end_prefix = f"__SA{self._token}_E_".encode()
@@ -118,7 +124,7 @@ class BashSession:
             "/bin/bash",
             ["--noprofile", "--norc", "--noediting", "-i"],
             echo=False,
-            env=child_environment(self.observer),
+            env=child_environment(self.observer, self.local_imports),
             cwd=start_dir,
             dimensions=(50, 250),
             encoding=None,

@@ -167,7 +167,9 @@ class Toolbox:
                 raise ToolError(
                     f"Too many bash sessions (limit {MAX_BASH_SESSIONS}); reuse an existing one."
                 )
-            session = self.bash_sessions[name] = BashSession(name, self.workdir, observes)
+            local_imports = param(params, "local_imports", bool, False)
+            session = BashSession(name, self.workdir, observes, local_imports)
+            self.bash_sessions[name] = session
         return session
 
     def bash_run(self, params: dict) -> dict:
