@@ -37,7 +37,8 @@ class MetricResult(BaseModel):
     error: str | None = None
     """Why it could not be computed, if it could not."""
     evaluation_failed: bool = Field(default=False, exclude=True)
-    """(Not in records: the task's status says it.) The machine could not run the evaluation's command (fork bomb, killed, out of time)."""
+    """The machine could not run the evaluation's command (fork bomb, killed, out of time); not
+    in records, where the task's status says it."""
 
 
 class EvalResult(BaseModel):

@@ -65,6 +65,9 @@ class BashResult:
         }
 
 
+GATE_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gate_site")
+
+
 class ShellExited(Exception):
     """The shell's pty closed: it exited or was killed."""
 
@@ -72,12 +75,12 @@ class ShellExited(Exception):
 def child_environment(observer: bool = False, local_imports: bool = False) -> dict[str, str]:
     """The environment for processes the toolbox starts: its own, minus its import path, plus no
     pagers; an observer's is the fixed one of `observer.observer_env`. `local_imports`: an
-    observer's python still imports a module from its current folder, as in a normal shell (the
-    gate model runs the agent's code that way; user site, rc files and PYTHON* stay off)."""
+    observer's python also imports modules from its current folder, as in a normal shell (the gate
+    model runs the agent's code that way), but after the installed libraries (gate_site/)."""
     if observer:
         env = observer_env(os.environ)
         if local_imports:
-            env.pop("PYTHONSAFEPATH", None)
+            env["PYTHONPATH"] = GATE_SITE
         return env
     env = dict(os.environ)
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
