@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 import tasks.metrics  # noqa: F401  (registers every metric)
 from harness.kernel.core import StateActError, ToolError
+from sandboxes import SandboxError
 from tasks.agent_code import agent_sandbox_is
 from tasks.eval_failure import EvaluationFailed
 from tasks.getters import GetterContext, StateSource, run_getter
@@ -104,7 +105,7 @@ def apply_metric(name: str, fetch_result, fetch_expected, options) -> MetricResu
                 name=name, value=0.0, error=f"metric {name} returned {value}, outside [0, 1]"
             )
         return MetricResult(name=name, value=value)
-    except EvaluationFailed as exc:
+    except (EvaluationFailed, SandboxError) as exc:  # no verdict: the machine failed the checker
         return MetricResult(name=name, value=0.0, error=str(exc), evaluation_failed=True)
     except Exception as exc:  # noqa: BLE001 -- a task's scoring must never crash the run
         reason = str(exc) or type(exc).__name__
