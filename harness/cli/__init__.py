@@ -29,6 +29,7 @@ COMMANDS = {
     "sandbox": "run a command or a shell in a fresh sandbox",
     "image": "build or list the sandbox images",
     "cache": "download the files tasks name into a cache folder",
+    "audit": "play built-in adversarial agents against a suite and report the tasks they game",
 }
 
 
