@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from sandboxes.lifecycle import owner_label
 from tasks.metrics import python_tests
 from tasks.metrics.python_tests import check_python_file_by_test_suite
 
@@ -44,7 +45,8 @@ def _image():
 
 
 def stateact_containers() -> set[str]:
-    return {c.id for c in listed_containers()}
+    """This process's containers (other StateAct processes on the engine start their own)."""
+    return {c.id for c in listed_containers(f"stateact.owner={owner_label()}")}
 
 
 def test_the_agent_code_sees_no_host_and_no_secret(tmp_path, monkeypatch):
