@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 import shlex
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -93,9 +94,11 @@ class SandboxSource:
             argv = ["bash", "-c", "{ " + text + "\n} 2>/dev/null"]
         else:
             argv = ["bash", "-c", 'exec "$@" 2>/dev/null', "bash", *command]
+        started = time.monotonic()
         code, output = self.sandbox.exec(argv, timeout=self.timeout)
         shown = command if isinstance(command, str) else shlex.join(command)
-        check_evaluation_command(f"`{shown[:200]}`", code, output)
+        elapsed = time.monotonic() - started
+        check_evaluation_command(f"`{shown[:200]}`", code, output, elapsed, self.timeout)
         return {"output": output, "returncode": code}
 
 
