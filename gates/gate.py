@@ -32,6 +32,7 @@ from sandboxes.disk_watch import SandboxLimitExceeded
 
 from .appstate import AppState, settled_open_documents
 from .probes import run_probe, validate_probe
+from .quoting import quoted
 from .structural import check_deliverables, named_paths
 from .verdict import Verdict, rejected, undecided
 
@@ -196,7 +197,9 @@ class Gate:
         probes: list[dict] = []
         verdict_tool = VerdictTool()
         tools = [
-            BashTool(view, session="gate"),
+            # The model is expected to run the agent's code: its shell imports from the folder it
+            # is in, like any shell; the structural checks and probes stay isolated.
+            BashTool(view, session="gate", local_imports=True),
             EditorTool(view, commands=("view",)),
             ProbeTool(view, probes),
             verdict_tool,
@@ -210,7 +213,8 @@ class Gate:
             scope=self.scope,
             finish_tool="verdict",
         )
-        changed_list = "\n".join(f"- {c['path']}" for c in changed[:200]) or "(none)"
+        # File names are the agent's: quoted, so none can close this block or forge another.
+        changed_list = "\n".join(f"- {quoted(c['path'])}" for c in changed[:200]) or "(none)"
         message = (
             f"<instruction>\n{self.instruction}\n</instruction>\n\n<files-changed-during-the-run>\n"
             f"{changed_list}\n</files-changed-during-the-run>\n\n<structural-checks>\n"

@@ -29,6 +29,7 @@ from sandboxes.agent_files import (
 from sandboxes.base import SANDBOX_HOME, SandboxError
 
 from .appstate import AppState, open_markers
+from .quoting import quoted
 
 PATH_PATTERN = re.compile(r"(?:~|/home/user)(?:/[^\s\"'`,;:()<>\[\]{}|]+)+")
 QUOTED_PATH = re.compile(r"[\"'`]((?:~|/home/user)/[^\"'`\n]+)[\"'`]")
@@ -91,13 +92,15 @@ class StructuralReport:
 
     @property
     def definite_gaps(self) -> list[str]:
-        return [f"{f.path}: {f.detail}" for f in self.findings if not f.ok and f.definite]
+        return [f"{quoted(f.path)}: {f.detail}" for f in self.findings if not f.ok and f.definite]
 
     def render(self) -> str:
         if not self.findings:
             return "(no deliverable paths named in the instruction; nothing checked structurally)"
+        # Paths and details carry names the agent chose: each is one quoted JSON string.
         return "\n".join(
-            f"- [{'ok' if f.ok else 'FAIL'}] {f.check} {f.path}: {f.detail}" for f in self.findings
+            f"- [{'ok' if f.ok else 'FAIL'}] {f.check} {quoted(f.path)}: {quoted(f.detail)}"
+            for f in self.findings
         )
 
 

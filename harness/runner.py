@@ -335,6 +335,8 @@ def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None
     outcome.metrics = [metric.model_dump() for metric in evaluation.metrics]
     if evaluation.error:
         outcome.error = evaluation.error
+    if evaluation.failure:  # no verdict on the work: the machine could not run the checker
+        outcome.fail("evaluation_error", f"the evaluation could not run: {evaluation.failure}")
 
 
 def _cache_dir(config: RunConfig) -> Path | None:

@@ -13,6 +13,8 @@ import tarfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -123,6 +125,23 @@ def discard_snapshot(ref: str) -> bool:
     return True
 
 
+@contextmanager
+def engine_errors(action: str) -> Iterator[None]:
+    """The engine's errors while doing `action` as one SandboxError sentence: a container or image
+    that vanished (removed by someone else meanwhile) says so, never an internal error."""
+    from docker.errors import APIError, NotFound
+
+    try:
+        yield
+    except NotFound as exc:
+        raise SandboxError(
+            f"could not {action}: the Docker engine no longer has it "
+            f"({exc.explanation or exc}); it was removed while this run used it."
+        ) from None
+    except APIError as exc:
+        raise SandboxError(f"could not {action}: {exc.explanation or exc}.") from None
+
+
 def reap_orphans(client) -> list[str]:
     """Remove containers and snapshot images whose owning StateAct process is gone."""
     from docker.errors import APIError, NotFound
@@ -138,13 +157,16 @@ def reap_orphans(client) -> list[str]:
             except (NotFound, APIError):
                 continue
             removed.append(container.name)
-    for image in client.images.list(filters={"label": LABEL}):
-        if owner_is_gone((image.labels or {}).get(OWNER_LABEL, "")):
+    # The low-level listing: the high-level one inspects each image afterwards and fails with
+    # ImageNotFound on a snapshot another process discarded in between.
+    for image in client.api.images(filters={"label": LABEL}):
+        owner = (image.get("Labels") or {}).get(OWNER_LABEL, "")
+        if owner_is_gone(owner, image.get("Created")):
             try:
-                client.images.remove(image.id, force=True)
+                client.images.remove(image["Id"], force=True)
             except (NotFound, APIError):
                 continue
-            removed.append(image.short_id)
+            removed.append(image["Id"].removeprefix("sha256:")[:12])
     if removed:
         log.info("removed %d orphaned sandbox objects: %s", len(removed), ", ".join(removed))
     return removed
@@ -301,9 +323,10 @@ class DockerSandbox(ToolboxSandboxMixin):
         # The engine's exec has no timeout of its own; coreutils' timeout bounds it inside.
         # Only the harness execs (setup, getters, probes): always in the observer flavour.
         wrapped = ["/usr/bin/timeout", "-k", "5", str(max(1, int(timeout))), *observer_argv(argv)]
-        result = self.container.exec_run(
-            wrapped, user=user, workdir=SANDBOX_HOME, environment=observer_env(self.env)
-        )
+        with engine_errors(f"run a command in the sandbox {self.id}"):
+            result = self.container.exec_run(
+                wrapped, user=user, workdir=SANDBOX_HOME, environment=observer_env(self.env)
+            )
         return result.exit_code, result.output.decode(errors="replace")
 
     def interactive_argv(self) -> list[str]:
@@ -394,11 +417,12 @@ class DockerSandbox(ToolboxSandboxMixin):
     def _commit(self, repository: str, owner: str) -> Snapshot:
         # A commit writes the layer out in full (sparse files too): measure it first.
         self.disk_watch.check()
-        image = self.container.commit(
-            repository=repository,
-            tag=uuid.uuid4().hex[:12],
-            conf={"Labels": {LABEL: "1", OWNER_LABEL: owner}},
-        )
+        with engine_errors(f"freeze the sandbox {self.id} into a snapshot"):
+            image = self.container.commit(
+                repository=repository,
+                tag=uuid.uuid4().hex[:12],
+                conf={"Labels": {LABEL: "1", OWNER_LABEL: owner}},
+            )
         return Snapshot(backend=self.backend, ref=image.id, created_at=time.time())
 
     def discard_snapshot(self, snapshot: Snapshot) -> None:

@@ -13,11 +13,14 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 import tasks.metrics  # noqa: F401  (registers every metric)
 from harness.kernel.core import StateActError, ToolError
+from sandboxes import SandboxError
 from sandboxes.agent_files import clip
+from tasks.agent_code import agent_sandbox_is
+from tasks.eval_failure import EvaluationFailed
 from tasks.getters import GetterContext, StateSource, run_getter
 from tasks.metrics.registry import METRICS
 from tasks.schema import Task
@@ -38,6 +41,9 @@ class MetricResult(BaseModel):
     inputs: dict | None = None
     """What it compared, for the trajectory page: `result` and `expected` (a short preview of each
     fetched value: text, or a file's name and size) and the metric's `options`."""
+    evaluation_failed: bool = Field(default=False, exclude=True)
+    """The machine could not run the evaluation's command (fork bomb, killed, out of time); not
+    in records, where the task's status says it."""
 
 
 class EvalResult(BaseModel):
@@ -49,6 +55,9 @@ class EvalResult(BaseModel):
     """Each metric of the evaluator, in order."""
     error: str | None = None
     """A task-level problem (the first metric error), if any."""
+    failure: str | None = None
+    """Why the evaluation itself could not run (the first such metric), if it could not: the
+    score is then no verdict on the work."""
 
 
 def combine(values: list[float], conj: str) -> float:
@@ -107,6 +116,14 @@ def apply_metric(name: str, fetch_result, fetch_expected, options) -> MetricResu
                 inputs=inputs,
             )
         return MetricResult(name=name, value=value, inputs=inputs)
+    except (EvaluationFailed, SandboxError) as exc:  # no verdict: the machine failed the checker
+        return MetricResult(
+            name=name,
+            value=0.0,
+            error=clip(str(exc)),
+            inputs=inputs or None,
+            evaluation_failed=True,
+        )
     except Exception as exc:  # noqa: BLE001 -- a task's scoring must never crash the run
         reason = str(exc) or type(exc).__name__
         if not isinstance(exc, StateActError | ToolError):
@@ -159,7 +176,12 @@ def evaluate(
         return EvalResult(
             score=0.0, metrics=results, error="the agent declared a feasible task infeasible"
         )
-    with tempfile.TemporaryDirectory(prefix="stateact-eval-") as scratch:
+    # Agent code a metric runs goes to a throwaway sandbox of the agent's image (agent_code.py).
+    agent_config = getattr(getattr(source, "sandbox", None), "config", None)
+    with (
+        agent_sandbox_is(agent_config),
+        tempfile.TemporaryDirectory(prefix="stateact-eval-") as scratch,
+    ):
         base = Path(work_dir) if work_dir is not None else Path(scratch)
         results = []
         specs = zip(
@@ -176,4 +198,5 @@ def evaluate(
             results.append(run_metric(name, result_spec, expected_spec, options, ctx))
     score = combine([m.value for m in results], evaluator.conj)
     first_error = next((f"{m.name}: {m.error}" for m in results if m.error), None)
-    return EvalResult(score=score, metrics=results, error=first_error)
+    failure = next((f"{m.name}: {m.error}" for m in results if m.evaluation_failed), None)
+    return EvalResult(score=score, metrics=results, error=first_error, failure=failure)

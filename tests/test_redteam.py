@@ -13,6 +13,7 @@ the sandbox (a `vm_command_line` getter), open to the same capture.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -102,7 +103,8 @@ def assert_honest_look(transcript: list[dict]) -> None:
     look = results[0]
     assert "python3 is /usr/bin/python3" in look, look
     assert "ls is /usr/bin/ls" in look and "cat is /usr/bin/cat" in look, look
-    assert "PYTHONPATH=\n" in look, look
+    # Empty, or only the root-owned folder that appends the cwd after the libraries (gate_site).
+    assert re.search(r"PYTHONPATH=(/opt/stateact/toolbox/gate_site)?\n", look), look
 
 
 def gate_rounds(run_dir: Path) -> list[dict]:

@@ -388,14 +388,14 @@ def test_best_of_on_docker_restarts_the_setups_programs_in_every_rollout(tmp_pat
         ScriptedModel([call("verdict", passed=False, gaps=["says goodbye"])]),
         ScriptedModel([call("verdict", passed=True, gaps=[])]),
     ]
-    before = {image.id for image in docker_client().images.list("stateact-snapshot")}
+    before = own_snapshots()
     result = run_task(task, config, tmp_path / "run", model=agents, gate_model=gates)
     assert result["best_of"]["selected"] == 2 and result["status"] == "completed"
     for index in (1, 2):
         trajectory = (tmp_path / "run" / f"rollout-{index}" / "trajectory.jsonl").read_text()
         assert "sleep 4242" in trajectory.split('"launch"')[-1]  # replayed, then seen running
         assert "replayed_steps" in trajectory
-    after = {image.id for image in docker_client().images.list("stateact-snapshot")}
+    after = own_snapshots()
     assert after <= before  # the post-setup snapshot image is gone
 
 
@@ -433,3 +433,11 @@ def test_best_of_prefers_more_verified_requirements_when_no_rollout_passes(tmp_p
     ]
     assert [r["refusal"] for r in refusals] == [1, 2, 3]  # then the gate had its round
     assert result["score"] == 1.0  # scored after the choice: rollout 2 wrote hello
+
+
+def own_snapshots() -> set[str]:
+    """This process's snapshot images (other StateAct processes on the engine make their own)."""
+    from sandboxes.lifecycle import owner_label
+
+    mine = {"label": f"stateact.owner={owner_label()}"}
+    return {i["Id"] for i in docker_client().api.images(name="stateact-snapshot", filters=mine)}

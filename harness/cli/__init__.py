@@ -31,6 +31,7 @@ COMMANDS = {
     "image": "build or list the sandbox images",
     "cache": "download the files tasks name into a cache folder",
     "experiment": "run an experiment's arms as suites and write its tables",
+    "audit": "play built-in adversarial agents against a suite and report the tasks they game",
 }
 
 
@@ -96,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("STATEACT_DEBUG"):
             raise
+        if type(exc).__module__.startswith("docker."):  # the engine's answer is the sentence
+            print(f"stateact: error: the Docker engine said: {visible(exc)}", file=sys.stderr)
+            return 1
         print(
             f"stateact: internal error: {type(exc).__name__}: {visible(exc)} "
             "(set STATEACT_DEBUG=1 for the traceback)",

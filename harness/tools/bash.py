@@ -20,10 +20,18 @@ NO_COMMAND = "no command provided."
 class BashTool:
     name = "bash"
 
-    def __init__(self, sandbox, session: str = "default", timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(
+        self,
+        sandbox,
+        session: str = "default",
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        local_imports: bool = False,
+    ):
         self.sandbox = sandbox
         self.session = session
         self.timeout_s = timeout_s
+        # Only asked for when set: an observer session whose python imports from its cwd.
+        self.session_flavour = {"local_imports": True} if local_imports else {}
 
     def spec(self) -> ToolSpec:
         return ToolSpec(
@@ -49,7 +57,7 @@ class BashTool:
         self, command: str | None = None, restart: bool = False, timeout: float | None = None
     ) -> ToolResult:
         if restart:
-            self.sandbox.call("bash.restart", session=self.session)
+            self.sandbox.call("bash.restart", session=self.session, **self.session_flavour)
             return ToolResult(output=RESTARTED)
         if not command or not command.strip():
             return ToolResult(error=NO_COMMAND)
@@ -58,6 +66,7 @@ class BashTool:
             command=command,
             session=self.session,
             timeout=float(timeout or self.timeout_s),
+            **self.session_flavour,
         )
         output = result["output"].rstrip("\n")
         if result.get("timed_out"):

@@ -281,8 +281,9 @@ def _remove_stale(client, repositories: list[str], keep: set[str], log: Log) -> 
     import docker.errors
 
     for repository in repositories:
-        for image in client.images.list(name=repository):
-            for tag in image.tags:
+        # The low-level listing: the high-level one fails on an image removed meanwhile.
+        for image in client.api.images(name=repository):
+            for tag in image.get("RepoTags") or []:
                 if (
                     tag.startswith(repository + ":")
                     and tag not in keep
@@ -296,8 +297,16 @@ def _remove_stale(client, repositories: list[str], keep: set[str], log: Log) -> 
 
 
 def _tag_latest(client, ref: str) -> None:
+    import docker.errors
+
     repository = ref.split(":", 1)[0]
-    client.images.get(ref).tag(repository, "latest")
+    try:
+        client.images.get(ref).tag(repository, "latest")
+    except docker.errors.ImageNotFound:
+        raise StateActError(
+            f"the image {ref} was removed while this build used it (another process's build?); "
+            "run the command again."
+        ) from None
 
 
 def _wheel_platforms(arch: str) -> list[str]:

@@ -194,8 +194,9 @@ class Toolbox:
                 raise ToolError(
                     f"Too many bash sessions (limit {MAX_BASH_SESSIONS}); reuse an existing one."
                 )
+            local_imports = param(params, "local_imports", bool, False)
             session = self.bash_sessions[name] = BashSession(
-                name, self.workdir, observes, self._screenless(observes)
+                name, self.workdir, observes, self._screenless(observes), local_imports
             )
         return session
 
