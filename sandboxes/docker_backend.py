@@ -8,6 +8,7 @@ start (so images do not need a rebuild when it changes) and runs as user `user` 
 from __future__ import annotations
 
 import io
+import json
 import logging
 import os
 import shutil
@@ -18,6 +19,7 @@ import uuid
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
+from .agent_stop import FREEZE_LAUNCHER, FrozenAgent, parse_answer
 from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
@@ -40,6 +42,8 @@ log = logging.getLogger(__name__)
 LABEL = "stateact.managed"
 OWNER_LABEL = "stateact.owner"
 PERSISTED_REPOSITORY = "stateact-milestone"
+STAGING_ROOT = "/run/stateact-staging"
+"""Root-owned: where archives land before a copy made as the user puts them in place."""
 ENGINE_HINT = "start it with `bash .ci/install-engine.sh` (or `sudo dockerd &`)"
 _reaped = False
 
@@ -203,6 +207,7 @@ class DockerSandbox(ToolboxSandboxMixin):
         try:
             self.container.put_archive("/opt", _toolbox_tar())
             self.container.start()
+            self._prepare_root_folders()
             self.toolbox = self._start_toolbox()
         except Exception as exc:
             self.close()
@@ -252,6 +257,12 @@ class DockerSandbox(ToolboxSandboxMixin):
                 f"the Docker engine refused to create the sandbox{hint}: {exc.explanation or exc}."
             ) from None
 
+    def _prepare_root_folders(self) -> None:
+        """Folders only root writes, made before anything of the agent runs."""
+        code, output = self.exec(["install", "-d", "-m", "711", STAGING_ROOT], user="root")
+        if code != 0:
+            raise SandboxError(f"the sandbox could not be prepared: {output.strip()[-300:]}")
+
     def _start_toolbox(self) -> ToolboxClient:
         api = self.client.api
         exec_id = api.exec_create(
@@ -279,6 +290,19 @@ class DockerSandbox(ToolboxSandboxMixin):
         )
         return result.exit_code, result.output.decode(errors="replace")
 
+    def freeze_agent(self, end: bool = False) -> FrozenAgent:
+        """Stop every process of the agent's uid; only the toolbox and the task's applications run
+        on (`sandboxes/agent_stop.py`). Root runs it: the agent can neither see nor stop it."""
+        toolbox = str(self.toolbox.hello.get("pid", ""))
+        argv = ["/usr/bin/python3", "-I", "-c", FREEZE_LAUNCHER, "freeze", toolbox]
+        code, output = self.exec([*argv, *(["--end"] if end else [])], timeout=60, user="root")
+        return FrozenAgent.from_answer(parse_answer(code, output))
+
+    def thaw_agent(self, frozen: FrozenAgent) -> None:
+        argv = ["/usr/bin/python3", "-I", "-c", FREEZE_LAUNCHER, "thaw", json.dumps(frozen.frozen)]
+        code, output = self.exec(argv, timeout=60, user="root")
+        parse_answer(code, output)
+
     def interactive_argv(self) -> list[str]:
         """A command line that opens an interactive shell in this sandbox (needs the docker CLI)."""
         return [
@@ -294,6 +318,13 @@ class DockerSandbox(ToolboxSandboxMixin):
         ]
 
     def copy_in(self, host_path: Path, sandbox_path: str) -> None:
+        """Copy a host file or folder in, written with the user's rights.
+
+        The engine unpacks an archive as root and resolves the target folder through links, so a
+        link the agent planted (`~/Desktop -> /etc`) would take a root write anywhere. The archive
+        goes into a fresh root-owned staging folder instead, and a copy run as the user moves it to
+        its place: a planted link then leads only where the user could write anyway.
+        """
         host_path = Path(host_path)
         if not host_path.exists():
             raise SandboxError(f"cannot copy {host_path} into the sandbox: it does not exist.")
@@ -302,13 +333,26 @@ class DockerSandbox(ToolboxSandboxMixin):
             raise SandboxError(
                 f"cannot copy {host_path} onto {sandbox_path}; name a file or folder."
             )
-        code, output = self.exec(["mkdir", "-p", str(target.parent)])
+        staging = f"{STAGING_ROOT}/{uuid.uuid4().hex}"
+        code, output = self.exec(["install", "-d", "-m", "755", staging], user="root")
         if code != 0:
-            raise SandboxError(f"cannot create {target.parent} in the sandbox: {output.strip()}")
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as tar:
-            tar.add(host_path, arcname=target.name, filter=_user_owned)
-        self.container.put_archive(str(target.parent), buffer.getvalue())
+            raise SandboxError(f"cannot stage a copy in the sandbox: {output.strip()}")
+        try:
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w") as tar:
+                tar.add(host_path, arcname="item", filter=_user_owned)
+            self.container.put_archive(staging, buffer.getvalue())
+            place = (
+                'mkdir -p -- "$(dirname -- "$2")" && '
+                'cp -RT --no-preserve=ownership --preserve=mode,timestamps -- "$1" "$2"'
+            )
+            code, output = self.exec(["sh", "-c", place, "sh", f"{staging}/item", str(target)])
+            if code != 0:
+                raise SandboxError(
+                    f"cannot copy {host_path.name} to {target} in the sandbox: {output.strip()}"
+                )
+        finally:
+            self.exec(["rm", "-rf", "--", staging], user="root")
 
     def copy_out(self, sandbox_path: str, host_path: Path) -> None:
         from docker.errors import NotFound
