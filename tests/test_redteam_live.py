@@ -11,6 +11,8 @@ pass these tests.
 from __future__ import annotations
 
 import json
+import shlex
+import time
 from pathlib import Path
 
 import pytest
@@ -18,9 +20,17 @@ import pytest
 from harness.models.scripted import ScriptedModel
 from harness.run.config import RunConfig
 from harness.runner import run_task
-from tasks.schema import Task
+from sandboxes import SandboxConfig, open_sandbox
+from sandboxes.agent_stop import freeze_agent
+from tasks.cache import cache_name
+from tasks.evaluate import evaluate
+from tasks.getters import SandboxSource
+from tasks.schema import Task, load_task
+from tasks.setup import default_placeholders, run_setup
 
 from .conftest import require_image
+from .desktop_helpers import sh, window_of
+from .test_osworld_desktop import SAVE_TASK, workbook
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -300,3 +310,52 @@ def test_three_real_rows_pass_the_same_probe(tmp_path):
     result = gated_run(tmp_path, ROWS_TASK, [make_rows(3)], ROWS_PROBE)
     assert result["status"] == "completed", result
     assert result["gate_passed"] is True
+
+
+# The agent's edit, made in the running Calc over its UNO pipe (keystrokes get lost on a loaded
+# machine): B2 holds "high" in the open document, which is not saved.
+EDIT_OVER_UNO = """
+import uno
+local = uno.getComponentContext()
+manager = local.ServiceManager
+resolver = manager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
+remote = resolver.resolve("uno:pipe,name=stateact-uno;urp;StarOffice.ComponentContext")
+desktop = remote.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", remote)
+document = desktop.getCurrentComponent()
+document.getSheets().getByIndex(0).getCellByPosition(1, 1).setString("high")
+print("modified", document.isModified())
+"""
+
+
+# -- the task's applications stay usable: OSWorld's ctrl+s post-config after the freeze -----------
+@pytest.mark.desktop
+def test_after_the_freeze_calc_still_saves_for_the_post_config_and_the_task_scores(tmp_path):
+    """OSWorld's own task: the edit is made in Calc but not saved; the agent's leftover loop is
+    ended, LibreOffice is kept, and the task's ctrl+s post-config saves the edit as in OSWorld."""
+    require_image("desktop")
+    task = load_task(SAVE_TASK)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    urls = [task.config[0].parameters["files"][0]["url"], task.evaluator.expected["path"]]
+    workbook(cache / cache_name(urls[0]), None)
+    workbook(cache / cache_name(urls[1]), "high")
+    with open_sandbox(SandboxConfig(image="desktop", memory_mb=6144)) as box:
+        run_setup(task.config, box, task, cache, before_agent=True)
+        window_of(box, "Student_Level_Fill_Blank.xlsx - LibreOffice Calc")
+        assert "modified True" in sh(box, f"python3 -c {shlex.quote(EDIT_OVER_UNO)}")
+        source = SandboxSource(box)
+        assert evaluate(task, source, cache).score == 0.0  # edited in Calc, not saved yet
+        sh(box, leave_running("while true; do date +%s%N > /tmp/tick; sleep 0.05; done"))
+        frozen = freeze_agent(box, end=True)
+        assert any("bash is not a task application" in r for r in frozen.refused.values())
+        assert any(
+            "soffice.bin" in sh(box, f"readlink /proc/{pid}/exe || true") for pid in frozen.kept
+        )
+        tick = sh(box, "cat /tmp/tick")
+        run_setup(task.evaluator.postconfig, box, task, cache, default_placeholders(1280, 720))
+        deadline, score = time.monotonic() + 45, 0.0  # a loaded machine saves slowly
+        while score != 1.0 and time.monotonic() < deadline:
+            score = evaluate(task, source, cache).score
+            time.sleep(0.5)
+        assert score == 1.0
+        assert sh(box, "cat /tmp/tick") == tick  # the leftover never ran again
