@@ -43,6 +43,33 @@ LABEL = "stateact.managed"
 OWNER_LABEL = "stateact.owner"
 PERSISTED_REPOSITORY = "stateact-milestone"
 STAGING_ROOT = "/run/stateact-staging"
+OBSERVER_USER = "stateact-observer"
+OBSERVER_UID = 2999
+OBSERVER_HOME = "/run/stateact-observer"
+"""The observer's home: made empty at every container start, only the observer writes in it."""
+OBSERVER_LAUNCHER = "import sys; sys.path.insert(0, '/opt/stateact'); from toolbox.observer_exec import main; main()"
+# Root drops to the observer's uid keeping only the capability to read (see observer_exec.py).
+AS_OBSERVER = [
+    "/usr/bin/setpriv",
+    f"--reuid={OBSERVER_UID}",
+    f"--regid={OBSERVER_UID}",
+    "--clear-groups",
+    "--inh-caps=-all,+dac_read_search",
+    "--ambient-caps=-all,+dac_read_search",
+    "--",
+    "/usr/bin/python3",
+    "-I",
+    "-c",
+    OBSERVER_LAUNCHER,
+]
+PREPARE_ROOT = (
+    f"getent passwd {OBSERVER_USER} >/dev/null || {{ groupadd -g {OBSERVER_UID} {OBSERVER_USER} && "
+    f"useradd -u {OBSERVER_UID} -g {OBSERVER_UID} -M -d {OBSERVER_HOME} -s /usr/sbin/nologin "
+    f"{OBSERVER_USER}; }} && rm -rf {OBSERVER_HOME} && "
+    f"install -d -m 700 -o {OBSERVER_UID} -g {OBSERVER_UID} {OBSERVER_HOME} && "
+    f"install -d -m 711 {STAGING_ROOT}"
+)
+"""Made as root at every start, before anything of the agent runs."""
 """Root-owned: where archives land before a copy made as the user puts them in place."""
 ENGINE_HINT = "start it with `bash .ci/install-engine.sh` (or `sudo dockerd &`)"
 _reaped = False
@@ -240,7 +267,10 @@ class DockerSandbox(ToolboxSandboxMixin):
                 nano_cpus=int(config.cpus * 1e9),
                 pids_limit=config.pids_limit,
                 cap_drop=["ALL"],
-                cap_add=["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"],
+                cap_add=[
+                    *("CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"),
+                    "DAC_READ_SEARCH",  # for the observer only (see toolbox/observer_exec.py)
+                ],
                 security_opt=["no-new-privileges"],
                 shm_size="512m",
                 labels={LABEL: "1", OWNER_LABEL: owner_label()},
@@ -258,8 +288,8 @@ class DockerSandbox(ToolboxSandboxMixin):
             ) from None
 
     def _prepare_root_folders(self) -> None:
-        """Folders only root writes, made before anything of the agent runs."""
-        code, output = self.exec(["install", "-d", "-m", "711", STAGING_ROOT], user="root")
+        """The observer user and the folders only root (or the observer) writes."""
+        code, output = self.exec(["bash", "-c", PREPARE_ROOT], user="root")
         if code != 0:
             raise SandboxError(f"the sandbox could not be prepared: {output.strip()[-300:]}")
 
@@ -284,10 +314,18 @@ class DockerSandbox(ToolboxSandboxMixin):
     ) -> tuple[int, str]:
         # The engine's exec has no timeout of its own; coreutils' timeout bounds it inside.
         # Only the harness execs (setup, getters, probes): always in the observer flavour.
-        wrapped = ["/usr/bin/timeout", "-k", "5", str(max(1, int(timeout))), *observer_argv(argv)]
-        result = self.container.exec_run(
-            wrapped, user=user, workdir=SANDBOX_HOME, environment=observer_env(self.env)
-        )
+        env = observer_env(self.env)
+        command = observer_argv(argv)
+        workdir = SANDBOX_HOME
+        if user == "observer":
+            # Another uid than the agent's, with a home of its own (no ~/.magic, ~/.sqliterc).
+            env.update(HOME=OBSERVER_HOME, USER=OBSERVER_USER, LOGNAME=OBSERVER_USER)
+            command, user, workdir = [*AS_OBSERVER, *command], "root", "/"
+        elif user == "root":
+            # Root holds CAP_DAC_READ_SEARCH for the observer's sake: it too never opens by handle.
+            command = [*AS_OBSERVER[AS_OBSERVER.index("--") + 1 :], *command]
+        wrapped = ["/usr/bin/timeout", "-k", "5", str(max(1, int(timeout))), *command]
+        result = self.container.exec_run(wrapped, user=user, workdir=workdir, environment=env)
         return result.exit_code, result.output.decode(errors="replace")
 
     def freeze_agent(self, end: bool = False) -> FrozenAgent:

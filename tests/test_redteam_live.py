@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import threading
 import time
 from pathlib import Path
 
@@ -359,3 +360,30 @@ def test_after_the_freeze_calc_still_saves_for_the_post_config_and_the_task_scor
             time.sleep(0.5)
         assert score == 1.0
         assert sh(box, "cat /tmp/tick") == tick  # the leftover never ran again
+
+
+# -- observers are another user ----------------------------------------------------------------
+def test_the_observer_reads_the_agents_private_files_but_the_agent_cannot_reach_it(base_sandbox):
+    agent = base_sandbox.call(
+        "bash.run", command="echo secret > ~/private; chmod 600 ~/private; echo ok"
+    )
+    assert agent["exit_code"] == 0
+    answers: list[tuple[int, str]] = []
+    look = "cat /home/user/private; sleep 4; echo end; touch /home/user/x 2>/dev/null || echo ro"
+    watcher = threading.Thread(
+        target=lambda: answers.append(base_sandbox.exec(["bash", "-c", look], user="observer"))
+    )
+    watcher.start()
+    reach = (
+        "sleep 1.5; pid=$(pgrep -u stateact-observer -x sleep); echo pid=$pid; "
+        "kill -STOP $pid 2>/dev/null; echo stop=$?; "
+        "(echo forged > /proc/$pid/fd/1) 2>/dev/null; echo write=$?; "
+        "cat /proc/$pid/environ >/dev/null 2>&1; echo environ=$?; "
+        "touch /run/stateact-observer/x 2>/dev/null; echo home=$?"
+    )
+    tried = base_sandbox.call("bash.run", command=reach)["output"]
+    watcher.join(30)
+    assert "pid=" in tried and "pid=\n" not in tried, tried
+    for word in ("stop=1", "write=1", "environ=1", "home=1"):
+        assert word in tried, tried
+    assert answers == [(0, "secret\nend\nro\n")], answers
