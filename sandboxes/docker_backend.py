@@ -47,7 +47,7 @@ OBSERVER_USER = "stateact-observer"
 OBSERVER_UID = 2999
 OBSERVER_HOME = "/run/stateact-observer"
 """The observer's home: made empty at every container start, only the observer writes in it."""
-OBSERVER_LAUNCHER = "import sys; sys.path.insert(0, '/opt/stateact'); from toolbox.observer_exec import main; main()"
+OBSERVER_LAUNCHER = FREEZE_LAUNCHER.replace("toolbox.freeze", "toolbox.observer_exec")
 # Root drops to the observer's uid keeping only the capability to read (see observer_exec.py).
 AS_OBSERVER = [
     "/usr/bin/setpriv",
