@@ -22,7 +22,7 @@ from harness.models.scripted import ScriptedModel
 from harness.run.config import RunConfig
 from harness.runner import run_task
 from sandboxes import SandboxConfig, open_sandbox
-from sandboxes.agent_stop import freeze_agent
+from sandboxes.agent_stop import freeze_agent, thaw_agent
 from tasks.cache import cache_name
 from tasks.evaluate import evaluate
 from tasks.getters import SandboxSource
@@ -387,3 +387,22 @@ def test_the_observer_reads_the_agents_private_files_but_the_agent_cannot_reach_
     for word in ("stop=1", "write=1", "environ=1", "home=1"):
         assert word in tried, tried
     assert answers == [(0, "secret\nend\nro\n")], answers
+
+
+def tick_changes(sandbox) -> bool:
+    """Whether the leftover ticker writes /tmp/tick within half a second."""
+    script = 'a=$(cat /tmp/tick); sleep 0.6; b=$(cat /tmp/tick); [ "$a" != "$b" ]'
+    return sandbox.exec(["bash", "-c", script])[0] == 0
+
+
+def test_the_local_backend_stops_and_resumes_the_agents_leftovers(local_sandbox):
+    ticker = "while true; do date +%s%N > /tmp/tick; sleep 0.05; done"
+    local_sandbox.call("bash.run", command=leave_running(ticker))
+    assert tick_changes(local_sandbox)
+    frozen = freeze_agent(local_sandbox)
+    assert frozen.frozen and not tick_changes(local_sandbox)
+    thaw_agent(local_sandbox, frozen)
+    assert tick_changes(local_sandbox)
+    assert local_sandbox.call("bash.run", command="echo alive")["output"].strip() == "alive"
+    freeze_agent(local_sandbox, end=True)
+    assert not tick_changes(local_sandbox)
