@@ -28,6 +28,7 @@ from harness.kernel.core import (
 from harness.kernel.loop import LoopConfig, RunScope, ToolLoop
 from harness.tools import BashTool, EditorTool
 from sandboxes import open_sandbox
+from sandboxes.agent_stop import freeze_agent, thaw_agent
 from sandboxes.disk_watch import SandboxLimitExceeded
 
 from .appstate import AppState, settled_open_documents
@@ -149,6 +150,13 @@ class Gate:
     def judge(self, label: str = "gate") -> Verdict:
         """One round: observe the live sandbox, then judge a snapshot of it."""
         try:
+            # Nothing the agent started acts while the gate looks (see sandboxes/agent_stop.py);
+            # its processes resume once the snapshot holds the state.
+            frozen = freeze_agent(self.sandbox)
+        except StateActError as exc:
+            log.warning("gate round failed: %s", exc)
+            return undecided(f"the gate could not stop the agent's processes: {exc}")
+        try:
             observed = self.observe()
             snapshot = self.sandbox.snapshot()
         except SandboxLimitExceeded:
@@ -156,6 +164,8 @@ class Gate:
         except StateActError as exc:
             log.warning("gate round failed: %s", exc)
             return undecided(f"the gate could not inspect the state: {exc}")
+        finally:
+            thaw_agent(self.sandbox, frozen)
         try:
             # An observer sandbox: nothing the agent wrote (rc files, ~/toolbox, ~/.local) steers
             # it.

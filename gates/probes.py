@@ -332,7 +332,8 @@ def _sqlite_query(spec: SqliteQuery, sandbox, scratch: Path) -> ProbeOutcome:
 
 
 def _shell_command(spec: ShellCommand, sandbox, scratch: Path) -> ProbeOutcome:
-    code, output = sandbox.exec(spec.argv, timeout=20)
+    # As the observer user (docker): another uid than the agent's, with a home of its own.
+    code, output = sandbox.exec(spec.argv, timeout=20, user="observer")
     checks = []
     if spec.expect_exit is not None:
         checks.append(code == spec.expect_exit)
@@ -362,7 +363,7 @@ def _url_match(spec: UrlMatch, sandbox, scratch: Path) -> ProbeOutcome:
     """The newest visited URL in the Chromium/Chrome profiles' History databases (persisted state,
     not a live browser) matched against the pattern."""
     code, found = sandbox.exec(
-        ["find", spec.profile_root, "-name", "History", "-type", "f"], timeout=20
+        ["find", spec.profile_root, "-name", "History", "-type", "f"], timeout=20, user="observer"
     )
     histories = [line for line in found.splitlines() if line.strip()] if code == 0 else []
     newest: tuple[int, str] | None = None

@@ -21,6 +21,7 @@ from harness.kernel.resume import restore_main_agent
 from harness.run.config import RunConfig
 from harness.run.context import RunContext
 from sandboxes import SandboxError, discard_snapshot, open_sandbox
+from sandboxes.agent_stop import freeze_agent
 from subagents import DelegateTool, main_agent_extra_tools
 from tasks.evaluate import evaluate
 from tasks.getters import SandboxSource
@@ -123,6 +124,10 @@ def run_task(
             )
             if isinstance(end, BudgetExceeded):  # the error column says which budget ended how
                 outcome.error = end.message
+        # Judging starts when the agent stops: nothing it started acts while the harness scores.
+        frozen = freeze_agent(sandbox, end=True)
+        if frozen is not None:
+            record.append("agent_stopped", agent="harness", **frozen.summary())
         _score(task, sandbox, config, outcome)
         if after_run is not None:
             after_run(sandbox)

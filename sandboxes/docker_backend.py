@@ -8,6 +8,7 @@ start (so images do not need a rebuild when it changes) and runs as user `user` 
 from __future__ import annotations
 
 import io
+import json
 import logging
 import tarfile
 import threading
@@ -24,6 +25,7 @@ from .agent_files import (
     FileLimitError,
     MiB,
 )
+from .agent_stop import FREEZE_LAUNCHER, FrozenAgent, parse_answer
 from .agent_sudo import grant_script, security_options
 from .base import (
     SANDBOX_HOME,
@@ -53,6 +55,35 @@ ARCHIVE_CHUNK = 8 * 1024 * 1024
 LABEL = "stateact.managed"
 OWNER_LABEL = "stateact.owner"
 PERSISTED_REPOSITORY = "stateact-milestone"
+STAGING_ROOT = "/run/stateact-staging"
+OBSERVER_USER = "stateact-observer"
+OBSERVER_UID = 2999
+OBSERVER_HOME = "/run/stateact-observer"
+"""The observer's home: made empty at every container start, only the observer writes in it."""
+OBSERVER_LAUNCHER = FREEZE_LAUNCHER.replace("toolbox.freeze", "toolbox.observer_exec")
+# Root drops to the observer's uid keeping only the capability to read (see observer_exec.py).
+AS_OBSERVER = [
+    "/usr/bin/setpriv",
+    f"--reuid={OBSERVER_UID}",
+    f"--regid={OBSERVER_UID}",
+    "--clear-groups",
+    "--inh-caps=-all,+dac_read_search",
+    "--ambient-caps=-all,+dac_read_search",
+    "--",
+    "/usr/bin/python3",
+    "-I",
+    "-c",
+    OBSERVER_LAUNCHER,
+]
+PREPARE_ROOT = (
+    f"getent passwd {OBSERVER_USER} >/dev/null || {{ groupadd -g {OBSERVER_UID} {OBSERVER_USER} && "
+    f"useradd -u {OBSERVER_UID} -g {OBSERVER_UID} -M -d {OBSERVER_HOME} -s /usr/sbin/nologin "
+    f"{OBSERVER_USER}; }} && rm -rf {OBSERVER_HOME} && "
+    f"install -d -m 700 -o {OBSERVER_UID} -g {OBSERVER_UID} {OBSERVER_HOME} && "
+    f"install -d -m 711 {STAGING_ROOT}"
+)
+"""Made as root at every start, before anything of the agent runs."""
+"""Root-owned: where archives land before a copy made as the user puts them in place."""
 ENGINE_HINT = "start it with `bash .ci/install-engine.sh` (or `sudo dockerd &`)"
 _reaped = False
 
@@ -236,6 +267,7 @@ class DockerSandbox(ToolboxSandboxMixin):
         try:
             self.container.put_archive("/opt", _toolbox_tar())
             self.container.start()
+            self._prepare_root_folders()
             self.disk_watch = DiskWatch(self.client.api, self.container, config.disk_limit_mb)
             self.disk_watch.start()
             if self.config.agent_sudo:
@@ -273,7 +305,10 @@ class DockerSandbox(ToolboxSandboxMixin):
                 nano_cpus=int(config.cpus * 1e9),
                 pids_limit=config.pids_limit,
                 cap_drop=["ALL"],
-                cap_add=["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"],
+                cap_add=[
+                    *("CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"),
+                    "DAC_READ_SEARCH",  # for the observer only (see toolbox/observer_exec.py)
+                ],
                 security_opt=security_options(config.agent_sudo),
                 shm_size="512m",
                 labels={LABEL: "1", OWNER_LABEL: owner_label()},
@@ -295,6 +330,12 @@ class DockerSandbox(ToolboxSandboxMixin):
         if result.exit_code != 0:
             output = result.output.decode(errors="replace").strip()
             raise SandboxError(f"--agent-sudo: the image could not give the agent sudo: {output}")
+
+    def _prepare_root_folders(self) -> None:
+        """The observer user and the folders only root (or the observer) writes."""
+        code, output = self.exec(["bash", "-c", PREPARE_ROOT], user="root")
+        if code != 0:
+            raise SandboxError(f"the sandbox could not be prepared: {output.strip()[-300:]}")
 
     def _start_toolbox(self) -> ToolboxClient:
         api = self.client.api
@@ -322,12 +363,33 @@ class DockerSandbox(ToolboxSandboxMixin):
         self._check_limits()
         # The engine's exec has no timeout of its own; coreutils' timeout bounds it inside.
         # Only the harness execs (setup, getters, probes): always in the observer flavour.
-        wrapped = ["/usr/bin/timeout", "-k", "5", str(max(1, int(timeout))), *observer_argv(argv)]
+        env = observer_env(self.env)
+        command = observer_argv(argv)
+        workdir = SANDBOX_HOME
+        if user == "observer":
+            # Another uid than the agent's, with a home of its own (no ~/.magic, ~/.sqliterc).
+            env.update(HOME=OBSERVER_HOME, USER=OBSERVER_USER, LOGNAME=OBSERVER_USER)
+            command, user, workdir = [*AS_OBSERVER, *command], "root", "/"
+        elif user == "root":
+            # Root holds CAP_DAC_READ_SEARCH for the observer's sake: it too never opens by handle.
+            command = [*AS_OBSERVER[AS_OBSERVER.index("--") + 1 :], *command]
+        wrapped = ["/usr/bin/timeout", "-k", "5", str(max(1, int(timeout))), *command]
         with engine_errors(f"run a command in the sandbox {self.id}"):
-            result = self.container.exec_run(
-                wrapped, user=user, workdir=SANDBOX_HOME, environment=observer_env(self.env)
-            )
+            result = self.container.exec_run(wrapped, user=user, workdir=workdir, environment=env)
         return result.exit_code, result.output.decode(errors="replace")
+
+    def freeze_agent(self, end: bool = False) -> FrozenAgent:
+        """Stop every process of the agent's uid; only the toolbox and the task's applications run
+        on (`sandboxes/agent_stop.py`). Root runs it: the agent can neither see nor stop it."""
+        toolbox = str(self.toolbox.hello.get("pid", ""))
+        argv = ["/usr/bin/python3", "-I", "-c", FREEZE_LAUNCHER, "freeze", toolbox]
+        code, output = self.exec([*argv, *(["--end"] if end else [])], timeout=60, user="root")
+        return FrozenAgent.from_answer(parse_answer(code, output))
+
+    def thaw_agent(self, frozen: FrozenAgent) -> None:
+        argv = ["/usr/bin/python3", "-I", "-c", FREEZE_LAUNCHER, "thaw", json.dumps(frozen.frozen)]
+        code, output = self.exec(argv, timeout=60, user="root")
+        parse_answer(code, output)
 
     def interactive_argv(self) -> list[str]:
         """A command line that opens an interactive shell in this sandbox (needs the docker CLI)."""
@@ -344,6 +406,13 @@ class DockerSandbox(ToolboxSandboxMixin):
         ]
 
     def copy_in(self, host_path: Path, sandbox_path: str) -> None:
+        """Copy a host file or folder in, written with the user's rights.
+
+        The engine unpacks an archive as root and resolves the target folder through links, so a
+        link the agent planted (`~/Desktop -> /etc`) would take a root write anywhere. The archive
+        goes into a fresh root-owned staging folder instead, and a copy run as the user moves it to
+        its place: a planted link then leads only where the user could write anyway.
+        """
         host_path = Path(host_path)
         if not host_path.exists():
             raise SandboxError(f"cannot copy {host_path} into the sandbox: it does not exist.")
@@ -352,13 +421,26 @@ class DockerSandbox(ToolboxSandboxMixin):
             raise SandboxError(
                 f"cannot copy {host_path} onto {sandbox_path}; name a file or folder."
             )
-        code, output = self.exec(["mkdir", "-p", str(target.parent)])
+        staging = f"{STAGING_ROOT}/{uuid.uuid4().hex}"
+        code, output = self.exec(["install", "-d", "-m", "755", staging], user="root")
         if code != 0:
-            raise SandboxError(f"cannot create {target.parent} in the sandbox: {output.strip()}")
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as tar:
-            tar.add(host_path, arcname=target.name, filter=_user_owned)
-        self.container.put_archive(str(target.parent), buffer.getvalue())
+            raise SandboxError(f"cannot stage a copy in the sandbox: {output.strip()}")
+        try:
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w") as tar:
+                tar.add(host_path, arcname="item", filter=_user_owned)
+            self.container.put_archive(staging, buffer.getvalue())
+            place = (
+                'mkdir -p -- "$(dirname -- "$2")" && '
+                'cp -RT --no-preserve=ownership --preserve=mode,timestamps -- "$1" "$2"'
+            )
+            code, output = self.exec(["sh", "-c", place, "sh", f"{staging}/item", str(target)])
+            if code != 0:
+                raise SandboxError(
+                    f"cannot copy {host_path.name} to {target} in the sandbox: {output.strip()}"
+                )
+        finally:
+            self.exec(["rm", "-rf", "--", staging], user="root")
 
     def copy_out(self, sandbox_path: str, host_path: Path, max_bytes: int | None = None) -> None:
         """Stream `sandbox_path` to `host_path` under a byte cap (default COPY_LIMIT_BYTES), holes

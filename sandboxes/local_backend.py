@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 
 from . import confined
 from .agent_files import COPY_LIMIT_BYTES
+from .agent_stop import FrozenAgent
 from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
@@ -183,6 +184,14 @@ class LocalSandbox(ToolboxSandboxMixin):
     ) -> tuple[int, str]:
         result = self.call("proc.run", argv=argv, timeout=timeout)
         return result["exit_code"], result["output"]
+
+    def freeze_agent(self, end: bool = False) -> FrozenAgent:
+        """Stop every other process in the sandbox's namespaces (the toolbox sends the stop: there
+        is no root here, so the observers share the agent's uid; see docs/security.md)."""
+        return FrozenAgent.from_answer(self.call("proc.freeze", end=end, timeout=60))
+
+    def thaw_agent(self, frozen: FrozenAgent) -> None:
+        self.call("proc.thaw", frozen=frozen.frozen, timeout=60)
 
     def interactive_argv(self) -> list[str]:
         """A shell in namespaces of its own over this sandbox's home and /tmp."""

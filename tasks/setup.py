@@ -254,12 +254,9 @@ class SetupRunner:
                 f"mkdir -p {shlex.quote(str(PurePosixPath(path).parent))}",
                 f"making the folder for {path}",
             )
+            # The backend writes the file as the user (owned by the user, as OSWorld's download
+            # leaves it): no root step follows a path the agent could have planted.
             self.sandbox.copy_in(host, path)
-            code, _ = self.sandbox.exec(
-                ["chown", f"{SANDBOX_USER}:{SANDBOX_USER}", path], user="root"
-            )
-            if code != 0 and self.bash(f"test -O {shlex.quote(path)}")[0] != 0:
-                raise StateActError(f"{path} could not be given to user {SANDBOX_USER}")
 
     def open(self, params: dict) -> None:
         command = open_command(sandbox_target(str(params["path"])))

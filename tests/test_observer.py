@@ -120,7 +120,16 @@ def test_observer_env_and_argv_drop_what_loads_code():
     assert env["PATH"] == OBSERVER_PATH and "/home" not in env["PATH"] and "/tmp" not in env["PATH"]
     for gone in ("PYTHONPATH", "PYTHONSTARTUP", "BASH_ENV", "ENV", "LD_PRELOAD", "GIT_DIR"):
         assert gone not in env
-    assert not any(key.startswith("BASH_FUNC_") for key in env)
+    # Only the harness's own function (sqlite3 without ~/.sqliterc), never one handed in.
+    assert [key for key in env if key.startswith("BASH_FUNC_")] == ["BASH_FUNC_sqlite3%%"]
+    assert env["MAGIC"] == "/usr/lib/file/magic.mgc"  # `file` ignores ~/.magic
+    assert observer_argv(["sqlite3", "-readonly", "db"]) == [
+        "sqlite3",
+        "-init",
+        "/dev/null",
+        "-readonly",
+        "db",
+    ]
     assert env["PYTHONSAFEPATH"] == env["PYTHONNOUSERSITE"] == "1"
     assert observer_argv(["python3", "-c", "x"]) == ["python3", "-I", "-c", "x"]
     assert observer_argv(["/usr/bin/python3.11", "x.py"])[1] == "-I"

@@ -20,7 +20,10 @@ class Sandbox(Protocol):
         ...
 
     def exec(self, argv: list[str], timeout: float = 120.0, user: str = "user") -> tuple[int, str]:
-        """Run one command outside the persistent sessions; returns (exit code, combined output)."""
+        """Run one command outside the persistent sessions; returns (exit code, combined output).
+
+        `user`: `user` (the agent's), `root`, or `observer` (a uid the agent's cannot trace, signal
+        or write into, with a home of its own; the same uid on a backend without root)."""
         ...
 
     def copy_in(self, host_path: Path, sandbox_path: str) -> None: ...

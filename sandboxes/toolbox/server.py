@@ -12,7 +12,8 @@ anything the agent can write (see `observer.py`). `proc.run` always runs as an o
 
 Methods: ping, bash.run, bash.interrupt, bash.restart, python.run, python.restart, editor.run,
 image.view, file.read, file.write, file.stat, fs.changed, proc.run, and the drivers' methods
-`desktop.*` and `browser.*` (see driver_process.py), each taking `timeout` besides its own params.
+`desktop.*` and `browser.*` (see driver_process.py), proc.freeze and proc.thaw (freeze.py),
+each taking `timeout` besides its own params.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .driver_process import DriverProcess
 from .editor import Editor
 from .errors import BadRequest, ToolError
 from .files import changed_files, read_file, stat_file, write_file
+from .freeze import freeze, thaw
 from .images import view_image
 from .process import run_process
 from .python_session import PythonSession
@@ -119,6 +121,9 @@ class Toolbox:
             "fs.changed": self.fs_changed,
             "proc.run": self.proc_run,
             "session.screen": self.session_screen,
+            # The local backend's freeze (no root there): see freeze.py.
+            "proc.freeze": lambda p: freeze(end=param(p, "end", bool, False)),
+            "proc.thaw": lambda p: {"resumed": thaw(param(p, "frozen", list))},
         }
         self.drivers: dict[str, DriverProcess] = {}
         for driver, functions in DRIVER_FUNCTIONS.items():
