@@ -241,3 +241,38 @@ def test_dry_run_names_every_missing_piece(tmp_path, monkeypatch):
     monkeypatch.setenv("WEBSITE_HOST_SUFFIX", "sites.test")
     ready = Osworld2Config(checkout=STANDIN, data=STANDIN / "tasks", judge_model="openai/j")
     assert blockers(ready) == []
+
+
+def test_episode_runs_every_phase_through_the_benchmark(tmp_path, monkeypatch):
+    """Both phases of the multiphase task: the benchmark's setup, an agent's work, its verdict."""
+    require_image("desktop")
+    from sandboxes import SandboxConfig, open_sandbox
+    from tasks.osworld2.bridge import Osworld2Config
+    from tasks.osworld2.episode import Osworld2Episode
+    from tasks.osworld2.scoring import result_fields
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    task_file = STANDIN / "tasks" / "task_multiphase.py"
+    with FakeOpenAIServer([{"text": "yes"}]) as judge:
+        config = Osworld2Config(
+            checkout=STANDIN,
+            data=STANDIN / "tasks",
+            judge_model="openai/j",
+            base_url=judge.base_url,
+        )
+        with open_sandbox(SandboxConfig(image="desktop", memory_mb=2048)) as sandbox:
+            with Osworld2Episode(config, task_file, tmp_path, screen=(1280, 720)) as episode:
+                episode.open(sandbox)
+                assert episode.task(1).instruction == "Append 'beta' to ~/report.txt."
+                assert episode.ask("anyone?") is None  # this task has no simulated user
+                episode.set_up(0)
+                sandbox.exec(["bash", "-c", "echo alpha > ~/report.txt"])
+                first = episode.judge(0)
+                episode.set_up(1)
+                assert sandbox.exec(["test", "-f", "/home/user/phase-two-ready"])[0] == 0
+                unfinished = episode.judge(1)
+                sandbox.exec(["bash", "-c", "echo beta >> ~/report.txt"])
+                second = episode.judge(1)
+    assert (first.score, unfinished.score, second.score) == (1.0, 0.0, 1.0)
+    fields = result_fields([first, second])
+    assert fields["score"] == 1.0 and [p["phase"] for p in fields["phase_results"]] == [0, 1]
