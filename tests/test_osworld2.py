@@ -31,7 +31,8 @@ def machine(tmp_path_factory):
     from tasks.setup import SetupRunner, default_placeholders
 
     task = Task(id="osworld2-standin", instruction="stand-in")
-    with open_sandbox(SandboxConfig(image="desktop", memory_mb=2048)) as sandbox:
+    config = SandboxConfig(image="desktop", memory_mb=2048, display_size=(1280, 720))
+    with open_sandbox(config) as sandbox:
         runner = SetupRunner(
             sandbox, task, None, default_placeholders(1280, 720), before_agent=True
         )
@@ -261,8 +262,9 @@ def test_episode_runs_every_phase_through_the_benchmark(tmp_path, monkeypatch):
             base_url=judge.base_url,
         )
         with open_sandbox(SandboxConfig(image="desktop", memory_mb=2048)) as sandbox:
-            with Osworld2Episode(config, task_file, tmp_path, screen=(1280, 720)) as episode:
+            with Osworld2Episode(config, task_file, tmp_path) as episode:
                 episode.open(sandbox)
+                assert episode.screen == (1920, 1080)  # the sandbox's, OSWorld 2.0's
                 assert episode.task(1).instruction == "Append 'beta' to ~/report.txt."
                 assert episode.ask("anyone?") is None  # this task has no simulated user
                 episode.set_up(0)

@@ -26,10 +26,10 @@ from tasks.osworld2.bridge import (
 from tasks.osworld2.guest import GuestMachine, GuestServer
 from tasks.osworld2.scoring import PhaseVerdict, phase_verdict
 from tasks.schema import Task
-from tasks.setup import SetupRunner, default_placeholders
+from tasks.setup import SetupRunner, default_placeholders, sandbox_screen
 
 OSWORLD2_SCREEN = (1920, 1080)
-"""OSWorld 2.0's guest screen; its observation PNGs are this size."""
+"""OSWorld 2.0's guest screen (its observation PNGs are this size), the sandboxes' default."""
 
 
 def osworld2_task(task_file: Path, instruction: str, related_apps: list[str]) -> Task:
@@ -46,11 +46,11 @@ def osworld2_task(task_file: Path, instruction: str, related_apps: list[str]) ->
 class Osworld2Episode:
     """The guest server and the bridge for one task; a `UserChannel` for `ask_user`."""
 
-    def __init__(self, config: Osworld2Config, task_file: Path, run_dir: Path, screen=None):
+    def __init__(self, config: Osworld2Config, task_file: Path, run_dir: Path):
         self.config = config
         self.task_file = Path(task_file)
         self.run_dir = Path(run_dir)
-        self.screen = tuple(screen or OSWORLD2_SCREEN)
+        self.screen = OSWORLD2_SCREEN
         self.bridge = Bridge(config, self.run_dir / "osworld2-bridge.log")
         self.server: GuestServer | None = None
         self.machine: GuestMachine | None = None
@@ -67,6 +67,7 @@ class Osworld2Episode:
 
     def open(self, sandbox) -> dict:
         """Serve the sandbox to the benchmark and load the task with its own loader."""
+        self.screen = sandbox_screen(sandbox)
         placeholder = osworld2_task(self.task_file, "(loading)", [])
         runner = SetupRunner(
             sandbox,
