@@ -249,11 +249,16 @@ def fork_bomb_run(tmp_path: Path, bomb: bool) -> dict:
     return run_task(task, config, tmp_path / "run", model=ScriptedModel(agent), gate_model=gate)
 
 
-def test_a_fork_bomb_left_running_is_an_evaluation_error_with_its_reason(tmp_path):
+def test_a_fork_bomb_left_running_ends_the_run_with_its_reason(tmp_path):
+    """The process table the agent keeps full leaves no room for the harness's freeze of its
+    processes (judging starts when the agent stops): the run ends as an error that says so,
+    never as a silent score."""
     result = fork_bomb_run(tmp_path, bomb=True)
-    assert result["status"] == "evaluation_error", result
-    assert result["score"] == 0 and "could not run" in result["error"], result
-    assert "cat /home/user/out.txt" in result["error"], result
+    assert result["status"] in ("sandbox_error", "evaluation_error"), result
+    assert result["score"] == 0 and result["error"], result
+    assert "could not stop the agent's processes" in result["error"] or (
+        "could not run" in result["error"]
+    ), result
 
 
 def test_the_same_work_without_the_bomb_scores_one(tmp_path):
