@@ -26,7 +26,7 @@ from harness.apps.oracle import (
     oracle_turns,
     osworld_solution_path,
 )
-from harness.apps.suite import dry_run, run_suite
+from harness.apps.suite import SuiteRun, dry_run, run_suite
 from harness.run.config import RunConfig
 from sandboxes.images.apps import declared_apps
 from tasks.schema import Task, load_task
@@ -36,7 +36,8 @@ from .conftest import OSWORLD_EXAMPLES, require_image
 PENDING = json.loads((OSWORLD_SOLUTIONS / "pending.json").read_text())
 # Two sandboxes at a time, as the do-nothing run: CI's machine has two cores.
 PARALLEL = 2
-WALL_LIMIT_S = 30 * 60
+# ~10 minutes on a quiet 2-core machine; 30 or more while seven other checkouts load it.
+WALL_LIMIT_S = 40 * 60
 needs_tasks = pytest.mark.skipif(
     not OSWORLD_EXAMPLES.is_dir(), reason="the OSWorld task files are not here"
 )
@@ -104,6 +105,17 @@ def test_a_task_without_a_wrong_variant_does_nothing_under_the_wrong_oracle(tmp_
     assert turn_names(turns) == ["plan", "bash", "bash", "bash", "finish"]
     assert "infeasible" not in turns[-1]["tool_calls"][0]["input"]
     assert osworld_solution_path(task) is None
+
+
+@needs_tasks
+def test_the_suite_runner_plays_the_variant_its_model_names(tmp_path):
+    """`stateact suite … --model script/oracle-wrong` plays the wrong scripts (no sandbox)."""
+    path = next(p for p in runnable_offline() if p.stem.startswith("e0df059f"))
+    for spec, variant in (("script/oracle", "right"), ("script/oracle-wrong", "wrong")):
+        suite = SuiteRun([path], RunConfig(model=spec), tmp_path / variant, 1, False, None, None)
+        model = suite.model_factory(load_task(path))
+        script = model.turns[1]["tool_calls"][0]["input"]["file_text"]
+        assert script == osworld_solution_path(load_task(path), variant).read_text()
 
 
 def run_variant(paths: list[Path], variant: str, out: Path) -> tuple[dict, list[dict]]:
