@@ -8,7 +8,8 @@ machine; this one shows they pass a right answer and still fail a near miss. Tas
 wrong answer cannot be judged here yet are listed with the reason in the suite's `pending.json`:
 under `pending`, what another change in flight fixes (the lead removes them after merging it);
 under `needs_internet`, tasks whose instruction itself needs the internet, which the dry run
-cannot see. The fast tests below need no sandbox.
+cannot see; under `unreliable_setup`, where the task's own setup does not reliably reach its
+starting state here. The fast tests below need no sandbox.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from tasks.schema import Task, load_task
 from .conftest import OSWORLD_EXAMPLES, require_image
 
 PENDING = json.loads((OSWORLD_SOLUTIONS / "pending.json").read_text())
+SECTIONS = ("pending", "needs_internet", "unreliable_setup")
 # Two sandboxes at a time, as the do-nothing run: CI's machine has two cores.
 PARALLEL = 2
 # ~10 minutes on a quiet 2-core machine; 30 or more while seven other checkouts load it.
@@ -50,7 +52,7 @@ def runnable_offline() -> list[Path]:
 
 def excluded(task_id: str, variant: str) -> str | None:
     """Why a task's variant is not judged in this run (None: it is)."""
-    for section in ("pending", "needs_internet"):
+    for section in SECTIONS:
         entry = PENDING[section].get(task_id)
         if entry and variant in entry["variants"]:
             return f"{section}: {entry['reason']}"
@@ -62,7 +64,7 @@ def turn_names(turns: list[dict]) -> list[str]:
 
 
 def test_the_pending_file_names_tasks_and_variants_that_exist():
-    for section in ("pending", "needs_internet"):
+    for section in SECTIONS:
         for task_id, entry in PENDING[section].items():
             assert set(entry) == {"variants", "reason"}, task_id
             assert entry["reason"].strip(), task_id
