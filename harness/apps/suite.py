@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model
+from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model_factory
 from harness.kernel.core import StateActError
 from harness.kernel.records import load_events, safe_run_name, write_json_atomic
 from harness.reports import summary as summaries
@@ -155,7 +155,7 @@ class SuiteRun:
                 "--retry-errors goes with --resume (it reruns what errored in OUT)."
             )
         if is_oracle(config.model):
-            model_factory = model_factory or oracle_model
+            model_factory = model_factory or oracle_model_factory(config.model)
             gate_model_factory = gate_model_factory or oracle_gate_model
         self.model_factory = model_factory or ConfiguredModel(config)
         self.gate_model_factory = gate_model_factory
