@@ -160,8 +160,15 @@ def run_task(
 def _run_agent(context: RunContext):
     if context.config.control != "stateact":
         return run_control(context)
-    if not context.config.main_display:
-        keep_off_screen(context.sandbox)  # the display belongs to the GUI specialist
+    counted = context.config.main_display
+    if not counted:  # the display belongs to the GUI specialist
+        unavailable = keep_off_screen(context.sandbox)
+        if unavailable:
+            log.warning("the main agent keeps the screen: %s", unavailable)
+            context.record.append(
+                "display_isolation_unavailable", agent="harness", reason=unavailable
+            )
+            counted = True  # its screen use is counted instead
     hooks = StateActHooks(context)
     delegate = DelegateTool(context) if context.config.subagents.enabled else None
     delegate = hooks.wrap_delegate(delegate)
@@ -169,7 +176,7 @@ def _run_agent(context: RunContext):
         context,
         review=hooks.guard_finish(gate_review(context, hooks.on_decision), context.record),
         tools=[*([delegate] if delegate is not None else []), *main_agent_extra_tools(context)],
-        hooks=[*hooks.loop_hooks, *([ScreenUseCounter()] if context.config.main_display else [])],
+        hooks=[*hooks.loop_hooks, *([ScreenUseCounter()] if counted else [])],
     )
     context.outcome.status = "running"
     if context.resume:

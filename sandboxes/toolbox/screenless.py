@@ -1,6 +1,6 @@
 """Agent sessions without the screen: the display belongs to the GUI specialist.
 
-The desktop's X display, session bus and accessibility bus listen only on abstract Unix sockets
+The desktop's X display and accessibility bus listen only on abstract Unix sockets
 (the desktop image's `stateact-desktop.sh` and bus configurations). A session started through this
 module runs in a Landlock domain (Linux 6.12 and later) that scopes abstract Unix sockets: nothing
 in it, nor anything it starts, can connect to an abstract socket made outside it. So the agent's
