@@ -497,9 +497,9 @@ class DockerSandbox(ToolboxSandboxMixin):
         return self._commit(PERSISTED_REPOSITORY, f"run:{Path(run_dir).resolve()}")
 
     def _commit(self, repository: str, owner: str) -> Snapshot:
-        # A commit writes the layer out in full (sparse files too): measure it first.
-        self.disk_watch.check()
         with engine_errors(f"freeze the sandbox {self.id} into a snapshot"):
+            # A commit writes the layer out in full (sparse files too): measure it first.
+            self.disk_watch.check()
             image = self.container.commit(
                 repository=repository,
                 tag=uuid.uuid4().hex[:12],

@@ -143,7 +143,10 @@ def freeze(
     Runs as `uid` (it must read the processes' /proc entries, which root without CAP_SYS_PTRACE
     may not): kill(-1) then leaves out only this process."""
     before = processes(uid) if before is None else before
-    os.kill(-1, signal.SIGSTOP)
+    try:
+        os.kill(-1, signal.SIGSTOP)
+    except ProcessLookupError:
+        pass  # no process of the uid but this one: nothing to stop
     stop_each(uid)
     frozen, kept, refused = [], [], {}
     for pid, (state, start) in sorted(processes(uid).items(), key=lambda item: int(item[0])):
