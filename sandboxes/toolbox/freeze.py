@@ -42,8 +42,10 @@ KEPT_PROGRAMS = frozenset(
         "/usr/lib/libreoffice/program/soffice.bin",
         "/usr/lib/libreoffice/program/oosplash",
         "/usr/lib/chromium/chromium",
+        "/usr/lib/chromium/chrome",  # the same binary under Chrome's name (desktop Dockerfile)
         "/usr/lib/chromium/chrome_crashpad_handler",
         "/usr/bin/vlc",
+        "/usr/bin/pulseaudio",  # the sound server whose volume OSWorld's checks read
         "/usr/lib/thunderbird/thunderbird",
         "/usr/lib/thunderbird/thunderbird-bin",
         "/usr/bin/gimp-2.10",
