@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 import tasks.metrics  # noqa: F401  (registers every metric)
 from harness.kernel.core import StateActError, ToolError
 from sandboxes import SandboxError
-from sandboxes.agent_files import clip
+from sandboxes.agent_files import FileLimitError, clip
 from tasks.agent_code import agent_sandbox_is
 from tasks.eval_failure import EvaluationFailed
 from tasks.getters import GetterContext, StateSource, run_getter
@@ -116,6 +116,8 @@ def apply_metric(name: str, fetch_result, fetch_expected, options) -> MetricResu
                 inputs=inputs,
             )
         return MetricResult(name=name, value=value, inputs=inputs)
+    except FileLimitError as exc:  # the agent's file is past what the harness reads: a 0, its doing
+        return MetricResult(name=name, value=0.0, error=clip(str(exc)), inputs=inputs or None)
     except (EvaluationFailed, SandboxError) as exc:  # no verdict: the machine failed the checker
         return MetricResult(
             name=name,
