@@ -162,7 +162,13 @@ def _run_agent(context: RunContext):
         return run_control(context)
     counted = context.config.main_display
     if not counted:  # the display belongs to the GUI specialist
-        unavailable = keep_off_screen(context.sandbox)
+        # Landlock needs no_new_privs, which would take sudo away; a root agent could leave the
+        # domain anyway: under --agent-sudo the screen is counted, not walled off.
+        unavailable = (
+            "--agent-sudo gives the agent root, which no Landlock domain holds"
+            if context.config.sandbox.agent_sudo
+            else keep_off_screen(context.sandbox)
+        )
         if unavailable:
             log.warning("the main agent keeps the screen: %s", unavailable)
             context.record.append(
