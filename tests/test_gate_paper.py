@@ -72,7 +72,8 @@ def test_paper_gate_decides_by_the_model_alone_and_annotates_the_wrong_path(tmp_
     assert round_1["passed"] is True and round_1["decided_by"] == "model"
     assert round_1["gate_mode"] == "paper"
     would_reject = round_1["structural_annotation"]["would_reject"]
-    assert len(would_reject) == 1 and would_reject[0].startswith(f"{TARGET}:")
+    # names reach the gate as quoted data
+    assert len(would_reject) == 1 and would_reject[0].startswith(f'"{TARGET}":')
     assert "/home/user/reprot.txt" in would_reject[0]  # the wrong path it was written to
     assert round_1["changed_during_round"] == []  # the gate only looked
     # Narration-blind: the model saw the instruction and nothing of the agent's story.
