@@ -77,13 +77,18 @@ def is_webarena_task(data: Any) -> bool:
     return isinstance(data, dict) and {"intent", "eval", "sites", "start_url"} <= data.keys()
 
 
-def parse_webarena_task(data: dict, where: str) -> WebArenaTask:
+def validated(model: type[BaseModel], data: Any, what: str):
+    """`data` as `model`, or one StateActError sentence naming `what` and the first bad field."""
     try:
-        return WebArenaTask.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"])
-        raise StateActError(f"{where} is not a WebArena task: {field}: {first['msg']}") from None
+        raise StateActError(f"{what}: {field}: {first['msg']}") from None
+
+
+def parse_webarena_task(data: dict, where: str) -> WebArenaTask:
+    return validated(WebArenaTask, data, f"{where} is not a WebArena task")
 
 
 def load_webarena_tasks(path: str | Path) -> list[WebArenaTask]:

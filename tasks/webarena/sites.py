@@ -23,10 +23,10 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.kernel.core import StateActError
-from tasks.webarena.schema import SITE_NAMES, WebArenaTask
+from tasks.webarena.schema import SITE_NAMES, WebArenaTask, validated
 
 PLACEHOLDERS = {
     # __SHOPPING_ADMIN__ first: __SHOPPING__ is its prefix.
@@ -124,12 +124,7 @@ def load_sites(path: str | Path) -> SitesConfig:
         data = {"sites": data}
     if not isinstance(data, dict):
         raise StateActError(f"the sites file {path} must map site names to base URLs")
-    try:
-        return SitesConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise StateActError(f"the sites file {path}: {where}: {first['msg']}") from None
+    return validated(SitesConfig, data, f"the sites file {path}")
 
 
 def task_blockers(task: WebArenaTask, sites: SitesConfig | None, parallel: int = 1) -> list[str]:
