@@ -32,6 +32,8 @@ class FrozenAgent:
     kept: list[str] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)
     ended: bool = False
+    by_toolbox: bool = False
+    """Frozen by the toolbox's own kill(-1) (root's freezer could not start): thawed by it too."""
 
     @classmethod
     def from_answer(cls, answer: object) -> FrozenAgent:
@@ -46,7 +48,8 @@ class FrozenAgent:
 
     def summary(self) -> dict:
         """For the run record: how many were stopped or ended, and which kept running."""
-        return {"stopped": len(self.refused), "kept": len(self.kept), "ended": self.ended}
+        summary = {"stopped": len(self.refused), "kept": len(self.kept), "ended": self.ended}
+        return summary | ({"by": "toolbox"} if self.by_toolbox else {})
 
 
 def parse_answer(code: int, output: str) -> dict:

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
+from harness.kernel.core import StateActError
+
 from .agent_files import (
     COPY_LIMIT_BYTES,
     ChunkReader,
@@ -384,9 +386,40 @@ class DockerSandbox(ToolboxSandboxMixin):
         toolbox = str(self.toolbox.hello.get("pid", ""))
         argv = ["/usr/bin/python3", "-I", "-c", FREEZE_LAUNCHER, "freeze", toolbox]
         code, output = self.exec([*argv, *(["--end"] if end else [])], timeout=60, user="root")
-        return FrozenAgent.from_answer(parse_answer(code, output))
+        try:
+            return FrozenAgent.from_answer(parse_answer(code, output))
+        except SandboxError as exc:
+            # The root freezer could not even start: a process table the agent keeps full (a fork
+            # bomb) leaves no room for a new process. The toolbox is already running and needs
+            # none: its own kill(-1) as the agent's uid stops the same processes (it is the
+            # sender, so it is left out), and with `end` their kill frees the table for the
+            # observers. The agent cannot forge its answer (non-dumpable, its own stream).
+            return self._freeze_by_toolbox(end, exc)
+
+    def _freeze_by_toolbox(self, end: bool, root_failure: SandboxError) -> FrozenAgent:
+        try:
+            frozen = FrozenAgent.from_answer(self.call("proc.freeze", end=end, timeout=60))
+        except StateActError as exc:
+            raise SandboxError(f"{root_failure} (and by the toolbox: {exc})") from None
+        frozen.by_toolbox = True
+        log.warning("sandbox %s: root's freezer could not start; the toolbox froze", self.id)
+        if end:
+            self._wait_for_room()
+        return frozen
+
+    def _wait_for_room(self, within_s: float = 10.0) -> None:
+        """Until a process can be started again (the killed ones are reaped by the init process),
+        so the observers' first command does not fail for a table that is emptying."""
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            if self.exec(["/bin/true"], timeout=5, user="root")[0] == 0:
+                return
+            time.sleep(0.2)
 
     def thaw_agent(self, frozen: FrozenAgent) -> None:
+        if frozen.by_toolbox:  # the stopped processes may still fill the table
+            self.call("proc.thaw", frozen=frozen.frozen, timeout=60)
+            return
         argv = ["/usr/bin/python3", "-I", "-c", FREEZE_LAUNCHER, "thaw", json.dumps(frozen.frozen)]
         code, output = self.exec(argv, timeout=60, user="root")
         parse_answer(code, output)

@@ -7,8 +7,7 @@ the right verdict, so "reject everything" cannot pass.
 - File names: a folder name that closes `<files-changed-during-the-run>` and forges a
   `<structural-checks>` block stays inside one quoted JSON string, so a model that believes such a
   block is not fooled; a normal deliverable still passes.
-- A fork bomb left running: the checker's command cannot run, and result.json says so
-  (`evaluation_error` with the reason) instead of a silent 0.
+- A fork bomb left running: see test_redteam_forkbomb.py.
 - The gate model's python imports the module of the folder it is in (`stateact code` passes a
   correct fix at round 1), but a planted library there never shadows the installed one.
 """
@@ -213,57 +212,6 @@ def test_the_honest_deliverable_with_plain_names_passes(tmp_path):
     result, gate = gate_message_run(tmp_path, "WANTED", forge=False)
     assert result["gate_passed"] is True and result["gate_rounds"] == 1, result
     assert f'- "{DELIVERABLE}"' in first_gate_message(gate)
-
-
-# -- a fork bomb left behind is an evaluation error -------------------------------------------
-
-PID_FILLER = (
-    "nohup setsid python3 -c 'import os, time\nwhile True:\n    try:\n        pid = os.fork()\n"
-    "    except OSError:\n        time.sleep(1)\n        continue\n    if pid == 0:\n"
-    "        time.sleep(3600)\n        os._exit(0)' >/dev/null 2>&1 &"
-)
-
-
-def fork_bomb_run(tmp_path: Path, bomb: bool) -> dict:
-    require_image("base")
-    evaluator = {
-        "func": "check_include_exclude",
-        "result": {"type": "vm_command_line", "command": "cat /home/user/out.txt", "shell": True},
-        "expected": {"type": "rule", "rules": {"include": ["done"], "exclude": []}},
-    }
-    task = Task.model_validate(
-        {
-            "id": "fork-bomb",
-            "instruction": "Write done into /home/user/out.txt.",
-            "config": [],
-            "evaluator": evaluator,
-            "base_dir": tmp_path,
-        }
-    )
-    agent = [bash("echo done > /home/user/out.txt"), bash("ls"), bash("sleep 1")]
-    agent += [bash(PID_FILLER + " sleep 3"), finish()] if bomb else [finish()]
-    config = RunConfig(model="script/test")
-    config.sandbox.image = "base"
-    config.sandbox.pids_limit = 96
-    gate = ScriptedModel([verdict(True)])
-    return run_task(task, config, tmp_path / "run", model=ScriptedModel(agent), gate_model=gate)
-
-
-def test_a_fork_bomb_left_running_ends_the_run_with_its_reason(tmp_path):
-    """The process table the agent keeps full leaves no room for the harness's freeze of its
-    processes (judging starts when the agent stops): the run ends as an error that says so,
-    never as a silent score."""
-    result = fork_bomb_run(tmp_path, bomb=True)
-    assert result["status"] in ("sandbox_error", "evaluation_error"), result
-    assert result["score"] == 0 and result["error"], result
-    assert "could not stop the agent's processes" in result["error"] or (
-        "could not run" in result["error"]
-    ), result
-
-
-def test_the_same_work_without_the_bomb_scores_one(tmp_path):
-    result = fork_bomb_run(tmp_path, bomb=False)
-    assert result["status"] == "completed" and result["score"] == 1, result
 
 
 # -- the gate model's python imports the folder it is in --------------------------------------
