@@ -33,8 +33,10 @@ from .andor_inject import Injections
 from .andor_memory import CandidateTable, parse_observation
 from .andor_parse import parse_check, parse_children, parse_expansion, parse_scores, parse_update
 from .andor_tree import Node, Tree, draw_tree
+from .finish import finish_review, open_task_state
 from .jsonask import JsonAsker, prompt
 from .memory import with_lessons
+from .registry import control_mode
 
 log = logging.getLogger(__name__)
 
@@ -443,3 +445,14 @@ class AndOrController:
     def _record(self, event: str, **data) -> None:
         if self.record is not None:
             self.record.append(event, agent="planner", **data)
+
+
+@control_mode("andor")
+class AndOrMode:
+    """`--control andor`: the tree of `AndOrController`; `finish` goes through `finish_review`."""
+
+    def run(self, context) -> Finished | BudgetExceeded:
+        task_state = open_task_state(context)
+        review = finish_review(context, task_state)
+        controller = AndOrController(context, review, task_state)
+        return controller.run(resume=context.resume, since_event_index=context.since_event_index)

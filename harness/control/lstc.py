@@ -26,6 +26,7 @@ from harness.kernel.loop import check_run_budgets
 from harness.kernel.records import load_events
 from harness.tools import PythonTool
 
+from .finish import finish_review, open_task_state
 from .jsonask import JsonAsker, prompt
 from .lstc_abstract import (
     abstract_step,
@@ -35,6 +36,7 @@ from .lstc_abstract import (
 )
 from .lstc_gui import GUI_TOOLS, Grounder, GuiChannel, grounder_options
 from .memory import with_lessons
+from .registry import control_mode
 
 log = logging.getLogger(__name__)
 
@@ -415,3 +417,14 @@ class LstcController:
     def _record(self, event: str, **data) -> None:
         if self.record is not None:
             self.record.append(event, agent="lstc", **json.loads(json.dumps(data, default=str)))
+
+
+@control_mode("lstc")
+class LstcMode:
+    """`--control lstc`: `LstcController`'s steps; `finish` goes through `finish_review`."""
+
+    def run(self, context) -> Finished | BudgetExceeded:
+        task_state = open_task_state(context)
+        review = finish_review(context, task_state)
+        controller = LstcController(context, review, task_state)
+        return controller.run(resume=context.resume, since_event_index=context.since_event_index)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -154,6 +155,11 @@ class RunConfig(BaseModel):
     """Let task file references name host files outside the task's folder and the cache."""
 
     model_config = ConfigDict(protected_namespaces=())
+
+    @property
+    def cache_path(self) -> Path | None:
+        """`cache_dir` as a path (None: no cache)."""
+        return Path(self.cache_dir) if self.cache_dir else None
 
     def options(self) -> dict:
         """The switches the seeds' ablation tables compare runs by (recorded with every result)."""
