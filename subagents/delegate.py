@@ -99,9 +99,10 @@ class SharedState:
 
 
 def available_specialists(config) -> list[str]:
-    """The specialists this run offers: the enabled known ones, without `gui` under `no-act`."""
+    """The specialists this run offers: the enabled known ones, without `gui` while the main
+    agent holds the computer tool itself (`config.main.computer`)."""
     names = [name for name in config.subagents.enabled if name in SPECIALISTS]
-    if config.preset == "no-act":
+    if config.main.computer:
         names = [name for name in names if name != "gui"]
     return names
 

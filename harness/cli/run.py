@@ -6,13 +6,14 @@ import json
 import sys
 from pathlib import Path
 
+from harness.control import CONTROLLERS
 from harness.control.lstc_gui import COORDINATE_SCALES, grounder_options
 from harness.control.memory import LessonStore
 from harness.kernel.core import StateActError, require_one_of
 from harness.kernel.display import visible
 from harness.kernel.records import safe_run_name
 from harness.models import endpoint_provider, make_model
-from harness.run.config import CONTROL_MODES, PRESETS, RunConfig
+from harness.run.config import MAX_BEST_OF, PRESETS, RunConfig
 from harness.runner import run_task
 from sandboxes import BACKENDS
 from sandboxes.base import HOST_NETWORK
@@ -22,7 +23,6 @@ from tasks.support import check_references
 from .progress import TurnProgress
 
 OK_STATUSES = ("completed", "infeasible")
-MAX_BEST_OF = 8  # as RunConfig.best_of allows
 
 
 def register(subparsers) -> None:
@@ -87,7 +87,7 @@ def add_run_options(parser) -> None:
     parser.add_argument(
         "--control",
         default="stateact",
-        help=f"control mode: {', '.join(CONTROL_MODES)} (default stateact)",
+        help=f"control mode: {', '.join(tuple(CONTROLLERS))} (default stateact)",
     )
     parser.add_argument(
         "--grounder",
@@ -157,7 +157,7 @@ def build_config(args) -> RunConfig:
     """A RunConfig from the shared command-line options, with bad values named in one sentence."""
     require_one_of("sandbox backend", args.sandbox, BACKENDS)
     require_one_of("preset", args.preset, PRESETS)
-    require_one_of("control mode", getattr(args, "control", "stateact"), CONTROL_MODES)
+    require_one_of("control mode", getattr(args, "control", "stateact"), tuple(CONTROLLERS))
     if args.max_turns < 1:
         raise StateActError("--max-turns must be at least 1.")
     if getattr(args, "worker_depth", 1) not in (1, 2):
