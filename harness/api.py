@@ -101,9 +101,8 @@ def run_batch(
     """Run `instruction` over every file (paths or glob patterns); returns summary.csv's rows as
     dicts."""
     config = make_config(model, config=config, **overrides)
-    return batch.run_batch(
-        instruction, list(files), out_dir, config, parallel=parallel, resume=resume, check=check
-    )
+    options = batch.BatchOptions(parallel=parallel, resume=resume, check=check)
+    return batch.run_batch(instruction, list(files), out_dir, config, options)
 
 
 def run_code(

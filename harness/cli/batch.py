@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
-from harness.apps.batch import SUMMARY_NAME, expand_inputs, run_batch
+from harness.apps.batch import SUMMARY_NAME, BatchOptions, expand_inputs, run_batch
 from harness.models import make_model
 
 from .progress import RunsProgress
@@ -48,17 +48,14 @@ def run(args) -> int:
     ray = ray_options(args)
     make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
     with RunsProgress("batch", len(files)) as progress:
-        rows = run_batch(
-            args.instruction,
-            files,
-            args.out,
-            config,
+        options = BatchOptions(
             parallel=args.parallel,
             resume=args.resume,
             check=args.check,
             on_result=lambda row: batch_progress_row(progress, row),
             ray=ray,
         )
+        rows = run_batch(args.instruction, files, args.out, config, options)
     passed = sum(row["gate_passed"] is True for row in rows)
     statuses = ", ".join(
         f"{n} {status}" for status, n in Counter(row["status"] for row in rows).items()

@@ -15,7 +15,7 @@ from typing import Any
 import anthropic
 
 from harness.kernel.core import ModelReply, StateActError, ToolSpec, Usage
-from harness.models import ModelConfig
+from harness.models.config import ModelConfig
 from harness.models.pricing import claude_prices, parse_claude_name, prices_from_override
 from harness.models.retry import Retrier
 
