@@ -15,8 +15,8 @@ from urllib.parse import parse_qs, urlparse
 
 from harness.kernel.core import StateActError
 from tasks.chrome_live import cdp_call, omnibox_text
-from tasks.getters import GetterContext, getter, work_path
-from tasks.getters_chrome import PROFILE_ROOTS, dig, preferences
+from tasks.getters.chrome import PROFILE_ROOTS, dig, preferences
+from tasks.getters.registry import GetterContext, getter, work_path
 
 DEFAULT_FONT_SIZES = {
     "default_font_size": 16,
