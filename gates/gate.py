@@ -78,6 +78,7 @@ class ProbeTool:
 
 class VerdictTool:
     name = "verdict"
+    ends_loop = True  # the tool loop names it when the model answers without a call
 
     def spec(self) -> ToolSpec:
         return ToolSpec(
@@ -205,7 +206,6 @@ class Gate:
             agent=label,
             config=LoopConfig(max_turns=self.max_turns),
             scope=self.scope,
-            finish_tool="verdict",
         )
         changed_list = "\n".join(f"- {c['path']}" for c in changed[:200]) or "(none)"
         message = (

@@ -118,7 +118,8 @@ def run_code(
     """Carry out `instruction` on a copy of `repo`; returns the summary (gate verdict, changed
     files, patch path)."""
     config = make_config(model, config=config, **overrides)
-    return asdict(coding.run_code(repo, instruction, config, out_dir, apply=apply))
+    options = coding.CodeOptions(apply=apply)
+    return asdict(coding.run_code(repo, instruction, config, out_dir, options))
 
 
 __all__ = [

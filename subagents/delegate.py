@@ -45,6 +45,8 @@ class ReportTool:
     """`report(text)`: ends a specialist; with a `review` (the nested gate) only once it is
     accepted."""
 
+    ends_loop = True  # the tool loop names it when the model answers without a call
+
     name = "report"
 
     def __init__(self, review=None):
@@ -184,7 +186,6 @@ class DelegateTool:
             ),
             scope=self.context,
             hooks=[NoteHook(note)] if note else [],
-            finish_tool="report",
         )
         end = loop.run(_seed(task, facts))
         report = _report_text(name, end, loop)

@@ -74,7 +74,6 @@ class ActionRunner:
                 max_wall_s=self.config.loop.max_wall_s,
             ),
             scope=self.context,
-            finish_tool="report",
         )
         end = loop.run(seed_text(instruction, done, node.goal))
         if isinstance(end, BudgetExceeded) and end.status in RUN_ENDING:

@@ -18,7 +18,6 @@ from pathlib import Path
 from harness.kernel.records import write_json_atomic
 
 STATUSES = ("pending", "entering", "active", "succeeded", "failed", "pruned")
-KINDS = ("and", "or", "action")
 MARKS = {
     "pending": "[ ]",
     "entering": "[~]",

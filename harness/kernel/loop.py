@@ -120,8 +120,10 @@ class ToolLoop:
         config: LoopConfig | None = None,
         scope: RunScope | None = None,
         hooks: list[LoopHook] = (),
-        finish_tool: str = "finish",
     ):
+        """The loop's `finish_tool` (named when the model answers without a tool call) is the tool
+        whose class sets `ends_loop = True` (`finish`, the gate's `verdict`, a specialist's
+        `report`)."""
         self.model = model
         self.tools = {tool.name: tool for tool in tools}
         self.specs = [tool.spec() for tool in tools]
@@ -132,7 +134,8 @@ class ToolLoop:
         self.stats = scope.stats
         self.record = scope.record
         self.hooks = list(hooks)
-        self.finish_tool = finish_tool
+        enders = [name for name, tool in self.tools.items() if getattr(tool, "ends_loop", False)]
+        self.finish_tool = enders[0] if enders else "finish"
         self.messages: list[dict] = []
         self.turns = 0
         self.cut_replies = 0
