@@ -28,6 +28,8 @@ from harness.kernel.core import (
 from harness.kernel.loop import LoopConfig, RunScope, ToolLoop
 from harness.tools import BashTool, EditorTool
 from sandboxes import open_sandbox
+from sandboxes.toolbox.protocol import FileStatRequest, FsChanged
+from sandboxes.typed import run
 
 from .appstate import AppState, settled_open_documents
 from .probes import run_probe, validate_probe
@@ -143,7 +145,7 @@ class Gate:
     @staticmethod
     def present(sandbox, instruction: str) -> dict[str, bool]:
         """Which of the instruction's named paths exist now (call before the work starts)."""
-        return {p: sandbox.call("file.stat", path=p)["exists"] for p in named_paths(instruction)}
+        return {p: run(sandbox, FileStatRequest(p)).exists for p in named_paths(instruction)}
 
     def judge(self, label: str = "gate") -> Verdict:
         """One round: observe the live sandbox, then judge a snapshot of it."""
@@ -170,8 +172,8 @@ class Gate:
         committed snapshot keeps whole-second mtimes) and what open applications say. The
         applications are asked first, so a save that finishes while they settle is listed."""
         apps = settled_open_documents(self.sandbox)
-        changed = self.sandbox.call("fs.changed", since=self.started_at)
-        return {"changed_paths": changed["paths"], "open_documents": apps}
+        changed = run(self.sandbox, FsChanged(self.started_at))
+        return {"changed_paths": changed.paths, "open_documents": apps}
 
     def assess(self, view, observed: dict, label: str = "gate") -> Verdict:
         """The layers on `view` (a snapshot, or any sandbox that holds the state) given

@@ -41,6 +41,8 @@ from .channel import PipeChannel
 from .client import ToolboxClient
 from .confined import sandbox_parts
 from .lifecycle import register, unregister
+from .toolbox.protocol import ProcRun
+from .typed import run
 
 log = logging.getLogger(__name__)
 
@@ -176,8 +178,8 @@ class LocalSandbox(ToolboxSandboxMixin):
     def exec(
         self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER
     ) -> tuple[int, str]:
-        result = self.call("proc.run", argv=argv, timeout=timeout)
-        return result["exit_code"], result["output"]
+        result = run(self, ProcRun(argv, timeout=timeout))
+        return result.exit_code, result.output
 
     def interactive_argv(self) -> list[str]:
         """A shell in namespaces of its own over this sandbox's home and /tmp."""

@@ -32,6 +32,8 @@ from harness.run.config import RunConfig
 from harness.tools import BashTool, EditorTool, PythonTool, ViewImageTool
 from sandboxes import BACKENDS, SandboxConfig, open_sandbox
 from sandboxes.images.build import IMAGE_NAMES as IMAGES
+from sandboxes.toolbox.protocol import FileRead, FileWrite
+from sandboxes.typed import run
 
 
 @dataclass
@@ -351,11 +353,8 @@ def _file_tools(server: FastServer, calls: _Calls) -> None:
     ):
         data = _decode(content, encoding)
         entry = await calls.blocking(calls.pool.get, calls.owner(ctx), sandbox_id)
-        await calls.blocking(
-            lambda: entry.sandbox.call(
-                "file.write", path=path, data_b64=base64.b64encode(data).decode("ascii")
-            )
-        )
+        request = FileWrite(path, base64.b64encode(data).decode("ascii"))
+        await calls.blocking(run, entry.sandbox, request)
         return f"wrote {len(data)} bytes to {path}"
 
     @server.tool(
@@ -366,11 +365,11 @@ def _file_tools(server: FastServer, calls: _Calls) -> None:
         if encoding not in ("text", "base64"):
             raise MCPToolError("encoding must be `text` or `base64`.")
         entry = await calls.blocking(calls.pool.get, calls.owner(ctx), sandbox_id)
-        result = await calls.blocking(lambda: entry.sandbox.call("file.read", path=path))
+        result = await calls.blocking(run, entry.sandbox, FileRead(path))
         if encoding == "base64":
-            return result["data_b64"]
+            return result.data_b64
         try:
-            return base64.b64decode(result["data_b64"]).decode("utf-8")
+            return base64.b64decode(result.data_b64).decode("utf-8")
         except UnicodeDecodeError:
             raise MCPToolError(
                 f"{path} is not UTF-8 text; read it with encoding `base64`."

@@ -14,6 +14,8 @@ import re
 from harness.kernel.core import BudgetExceeded, Finished, StateActError, ToolError
 from harness.kernel.loop import LoopConfig, ToolLoop
 from harness.tools import BashTool, EditorTool, PythonTool
+from sandboxes.toolbox.protocol import FsChanged
+from sandboxes.typed import run
 from subagents import DelegateTool, ReportTool, available_specialists
 
 from .jsonask import prompt
@@ -117,7 +119,7 @@ class NodeStallWatch:
 
     def _state_key(self) -> str | None:
         try:
-            changed = self.sandbox.call("fs.changed", since=self.started_at, limit=500)
+            changed = run(self.sandbox, FsChanged(self.started_at, limit=500))
         except (ToolError, StateActError):
             return None
-        return fingerprint([(p["path"], p["mtime"], p["size"]) for p in changed["paths"]])
+        return fingerprint([(p["path"], p["mtime"], p["size"]) for p in changed.paths])

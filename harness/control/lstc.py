@@ -25,6 +25,8 @@ from harness.kernel.core import BudgetExceeded, Finished, StateActError, ToolErr
 from harness.kernel.loop import check_run_budgets
 from harness.kernel.records import load_events
 from harness.tools import PythonTool
+from sandboxes.toolbox.protocol import BashRun, FsChanged
+from sandboxes.typed import run
 
 from .finish import finish_review, open_task_state
 from .jsonask import JsonAsker, prompt
@@ -291,7 +293,7 @@ class LstcController:
     def _file_diff(self) -> list[str]:
         """Files changed since the previous action (the state diff the abstraction sees)."""
         try:
-            listed = self.sandbox.call("fs.changed", since=self.started_at, limit=500)["paths"]
+            listed = run(self.sandbox, FsChanged(self.started_at, limit=500)).paths
         except (ToolError, StateActError):
             return []
         now = {p["path"]: (p["mtime"], p["size"]) for p in listed}
@@ -327,16 +329,12 @@ class LstcController:
                 return False, f"{tool} failed: {exc}"
         try:
             if tool == "bash":
-                result = self.sandbox.call(
-                    "bash.run",
-                    command=command,
-                    session=SESSION,
-                    timeout=self.settings.action_timeout_s,
-                )
-                output = result["output"].rstrip("\n")
-                if result.get("timed_out"):
+                request = BashRun(command, self.settings.action_timeout_s, session=SESSION)
+                result = run(self.sandbox, request)
+                output = result.output.rstrip("\n")
+                if result.timed_out:
                     return False, f"{output}\n[timed out]"
-                return result["exit_code"] == 0, f"{output}\n[exit code {result['exit_code']}]"
+                return result.exit_code == 0, f"{output}\n[exit code {result.exit_code}]"
             result = self.python(code=command)
             return result.error is None, result.error if result.error is not None else result.output
         except ToolError as exc:
@@ -386,10 +384,10 @@ class LstcController:
     def _state_key(self) -> str | None:
         """Files changed so far and, with a GUI channel in use, the screen."""
         try:
-            changed = self.sandbox.call("fs.changed", since=self.started_at, limit=500)
+            changed = run(self.sandbox, FsChanged(self.started_at, limit=500))
         except (ToolError, StateActError):
             return None
-        files = [(p["path"], p["mtime"], p["size"]) for p in changed["paths"]]
+        files = [(p["path"], p["mtime"], p["size"]) for p in changed.paths]
         screen = self.gui.last_png if self.gui else None
         return fingerprint([files, fingerprint(screen.hex()) if screen else None])
 

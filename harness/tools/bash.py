@@ -11,6 +11,8 @@ usable, its partial output is shown, and every result ends with its exit code an
 from __future__ import annotations
 
 from harness.kernel.core import ToolResult, ToolSpec
+from sandboxes.toolbox.protocol import BashRestart, BashRun
+from sandboxes.typed import run
 
 DEFAULT_TIMEOUT_S = 180.0
 RESTARTED = "tool has been restarted."
@@ -49,19 +51,15 @@ class BashTool:
         self, command: str | None = None, restart: bool = False, timeout: float | None = None
     ) -> ToolResult:
         if restart:
-            self.sandbox.call("bash.restart", session=self.session)
+            run(self.sandbox, BashRestart(session=self.session))
             return ToolResult(output=RESTARTED)
         if not command or not command.strip():
             return ToolResult(error=NO_COMMAND)
-        result = self.sandbox.call(
-            "bash.run",
-            command=command,
-            session=self.session,
-            timeout=float(timeout or self.timeout_s),
-        )
-        output = result["output"].rstrip("\n")
-        if result.get("timed_out"):
+        request = BashRun(command, timeout=float(timeout or self.timeout_s), session=self.session)
+        result = run(self.sandbox, request)
+        output = result.output.rstrip("\n")
+        if result.timed_out:
             # The toolbox ends the output with the "timed out: ..." sentence.
-            return ToolResult(error=f"{output}\n[cwd: {result['cwd']}]")
-        footer = f"[exit code: {result['exit_code']}, cwd: {result['cwd']}]"
+            return ToolResult(error=f"{output}\n[cwd: {result.cwd}]")
+        footer = f"[exit code: {result.exit_code}, cwd: {result.cwd}]"
         return ToolResult(output=f"{output}\n{footer}" if output else footer)
