@@ -25,8 +25,8 @@ from tasks.schema import Task, load_task
 from tasks.support import check_references
 
 from .batch_item import BatchItem, BatchJob, ModelFactory, run_item
-from .ray_batch import run_items_on_ray
-from .ray_cluster import RayOptions
+from .ray.batch import run_items_on_ray
+from .ray.cluster import RayOptions
 
 SUMMARY_NAME = "summary.csv"
 RUNS_DIR = "runs"

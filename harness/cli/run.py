@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.control import CONTROLLERS
-from harness.control.lstc_gui import COORDINATE_SCALES, grounder_options
+from harness.control.lstc.gui import COORDINATE_SCALES, grounder_options
 from harness.control.memory import LessonStore
 from harness.kernel.core import StateActError, require_one_of
 from harness.kernel.display import visible

@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
-from harness.apps.ray_suite import run_suite_on_ray
+from harness.apps.ray.suite import run_suite_on_ray
 from harness.apps.suite import (
     ResultsFile,
     discover_tasks,

@@ -18,8 +18,8 @@ from sandboxes.toolbox.protocol import FsChanged
 from sandboxes.typed import run
 from subagents import DelegateTool, ReportTool, available_specialists
 
-from .jsonask import prompt
-from .stall import StallDetector, StallRouter, fingerprint, stop_run
+from ..jsonask import prompt
+from ..stall import StallDetector, StallRouter, fingerprint, stop_run
 
 RUN_ENDING = ("cost_limit", "time_limit", "script_exhausted")
 # DelegateTool's result text: "Report from web-1 (3 turns):\n<report>", or, when the specialist

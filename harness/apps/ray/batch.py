@@ -15,8 +15,9 @@ from pathlib import Path
 
 from harness.kernel.records import write_json_atomic
 
-from .batch_item import BatchItem, BatchJob, run_item
-from .ray_cluster import (
+from ..batch_item import BatchItem, BatchJob, run_item
+from ..suite_task import bare_result
+from .cluster import (
     RESOURCE,
     RayCluster,
     RayOptions,
@@ -27,7 +28,6 @@ from .ray_cluster import (
     unpack_folder,
     use_limiter,
 )
-from .suite_task import bare_result
 
 
 def run_batch_item(item: BatchItem, data: bytes, job: BatchJob, limiter, image_archive) -> dict:

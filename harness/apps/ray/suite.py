@@ -21,7 +21,9 @@ from harness.kernel.core import StateActError
 from harness.run.config import RunConfig
 from tasks.schema import load_task
 
-from .ray_cluster import (
+from ..suite import BUNDLED_SUITES, SuiteRun, ensure_suite_fixtures
+from ..suite_task import ModelFactory, TaskExecutor, bare_result, write_bare
+from .cluster import (
     RESOURCE,
     RayCluster,
     RayOptions,
@@ -32,8 +34,6 @@ from .ray_cluster import (
     unpack_folder,
     use_limiter,
 )
-from .suite import BUNDLED_SUITES, SuiteRun, ensure_suite_fixtures
-from .suite_task import ModelFactory, TaskExecutor, bare_result, write_bare
 
 NODE_LOST = "node_lost"
 

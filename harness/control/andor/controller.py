@@ -28,15 +28,15 @@ from harness.kernel.loop import check_run_budgets
 from harness.kernel.records import load_events
 from harness.kernel.resume import _replay_calls
 
-from .andor_actions import ActionRunner, NodeStallWatch
-from .andor_inject import Injections
-from .andor_memory import CandidateTable, parse_observation
-from .andor_parse import parse_check, parse_children, parse_expansion, parse_scores, parse_update
-from .andor_tree import Node, Tree, draw_tree
-from .finish import finish_review, open_task_state
-from .jsonask import JsonAsker, prompt
-from .memory import with_lessons
-from .registry import control_mode
+from ..finish import finish_review, open_task_state
+from ..jsonask import JsonAsker, prompt
+from ..memory import with_lessons
+from ..registry import control_mode
+from .actions import ActionRunner, NodeStallWatch
+from .inject import Injections
+from .memory import CandidateTable, parse_observation
+from .parse import parse_check, parse_children, parse_expansion, parse_scores, parse_update
+from .tree import Node, Tree, draw_tree
 
 log = logging.getLogger(__name__)
 

@@ -28,17 +28,17 @@ from harness.tools import PythonTool
 from sandboxes.toolbox.protocol import BashRun, FsChanged
 from sandboxes.typed import run
 
-from .finish import finish_review, open_task_state
-from .jsonask import JsonAsker, prompt
-from .lstc_abstract import (
+from ..finish import finish_review, open_task_state
+from ..jsonask import JsonAsker, prompt
+from ..memory import with_lessons
+from ..registry import control_mode
+from .abstract import (
     abstract_step,
     abstraction_request,
     parse_abstraction,
     parse_refinement,
 )
-from .lstc_gui import GUI_TOOLS, Grounder, GuiChannel, grounder_options
-from .memory import with_lessons
-from .registry import control_mode
+from .gui import GUI_TOOLS, Grounder, GuiChannel, grounder_options
 
 log = logging.getLogger(__name__)
 
