@@ -139,7 +139,7 @@ class BatchOptions:
     on_result: Callable[[dict], None] | None = None
     """Called with each file's row as it is done."""
     ray: RayOptions | None = None
-    """Run each file as a Ray task on a cluster's node (see `harness.apps.ray_batch`)."""
+    """Run each file as a Ray task on a cluster's node (see `harness.apps.ray.batch`)."""
 
 
 def run_batch(

@@ -3,9 +3,9 @@
 
 The model is asked only tool-less JSON questions: expand a node, repair a failed one, score an OR
 node's alternatives (the best-scored runs next, not the first listed), check a finished action,
-summarize what an action observed into the candidate table (`andor_memory.py`), update the tree
+summarize what an action observed into the candidate table (`memory.py`), update the tree
 after progress. An action node is carried out by a code worker or the web or GUI specialist
-(`andor_actions.py`) and decided by its probe when it has one, else by a completion check. Action
+(`actions.py`) and decided by its probe when it has one, else by a completion check. Action
 nodes that repeat themselves or change nothing are stalls, answered as in the other modes:
 feedback, then a forced repair of the node's parent, then the end of the run. Failures propagate
 upward: a failed action prunes its unexecuted AND siblings; a failed AND/OR node is repaired

@@ -94,7 +94,7 @@ class Tree:
         self.run_dir = Path(run_dir) if run_dir else None
         self.steps = 0
         self.memory: dict = {}
-        """The observation summarizer's candidate table (see `andor_memory.py`)."""
+        """The observation summarizer's candidate table (see `memory.py`)."""
 
     def walk(self, node: Node | None = None):
         node = node or self.root

@@ -5,11 +5,11 @@ runtime feedback and a status (continue, advance, error, stall, finish). Each st
 tool-less JSON request turns that state into a short commitment: up to three candidate proposals,
 each a subgoal with an ordered list of actions, and the index of the best. The harness executes
 the chosen actions, abstracts each outcome into one evidence line by a model call (Step
-Abstraction, `lstc_abstract.py`), and routes: a new subgoal advances, a failed action is an error
+Abstraction, `abstract.py`), and routes: a new subgoal advances, a failed action is an error
 with its output as feedback, a repeated action or 3 steps changing nothing (no file, no screen,
 no new output) are a stall (its equivalents are suppressed, then a replan is forced, then the run
 ends as `stalled`), and `done` goes to final verification (the finish gate). With `--grounder`,
-GUI actions name what to click and a visual grounder finds it (`lstc_gui.py`). Every
+GUI actions name what to click and a visual grounder finds it (`gui.py`). Every
 `refine_every` steps the long-term state is rewritten shorter (context refinement). Answers are
 parsed strictly, with up to 3 repairs naming the error.
 """
