@@ -18,22 +18,19 @@ from harness.kernel.records import write_json_atomic
 from ..batch_item import BatchItem, BatchJob, run_item
 from ..suite_task import bare_result
 from .cluster import (
-    RESOURCE,
     RayCluster,
     RayOptions,
-    ensure_image,
     lost_task,
     node_identity,
     pack_folder,
+    ready_node,
     unpack_folder,
-    use_limiter,
 )
 
 
 def run_batch_item(item: BatchItem, data: bytes, job: BatchJob, limiter, image_archive) -> dict:
     """On a node: run one file in a scratch folder; its row, run folder and output bytes."""
-    use_limiter(limiter)
-    ensure_image(job.config, image_archive)
+    ready_node(job.config, limiter, image_archive)
     with tempfile.TemporaryDirectory(prefix="stateact-ray-batch-") as scratch:
         folder = Path(scratch)
         (folder / "in").mkdir()
@@ -73,24 +70,16 @@ def run_items_on_ray(
     try:
         if todo:
             cluster.prepare(job.config)
-        ray = cluster.ray
-        remote = ray.remote(run_batch_item).options(
-            num_cpus=0, resources={RESOURCE: 1}, max_retries=options.retries
-        )
+        remote = cluster.remote(run_batch_item)
         pending = {}
         for item in todo:
             args = (job, cluster.limiter, options.image_archive)
             pending[remote.remote(item, item.source.read_bytes(), *args)] = item
-        try:
-            while pending:
-                done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
-                for ref in done:
-                    item = pending.pop(ref)
-                    rows[item.name] = one(item, _collect(ray, ref, item, options))
-        except BaseException:
-            cluster.cancel(list(pending))
-            raise
-        cluster.sweep()
+
+        def collect(ref, item: BatchItem) -> None:
+            rows[item.name] = one(item, _collect(cluster.ray, ref, item, options))
+
+        cluster.gather(pending, collect)
     finally:
         cluster.close()
     return [rows[item.name] for item in items]
