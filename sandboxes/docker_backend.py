@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
@@ -47,6 +48,8 @@ from .disk_watch import DiskWatch
 from .docker_archive import GO_MODE_DIR, GO_MODE_SYMLINK, extract_as, special_kind
 from .lifecycle import owner_is_gone, owner_label, register, unregister
 from .toolbox.observer import observer_argv, observer_env
+from .toolbox.protocol import ProcFreeze, ProcThaw
+from .typed import run
 
 log = logging.getLogger(__name__)
 
@@ -398,7 +401,7 @@ class DockerSandbox(ToolboxSandboxMixin):
 
     def _freeze_by_toolbox(self, end: bool, root_failure: SandboxError) -> FrozenAgent:
         try:
-            frozen = FrozenAgent.from_answer(self.call("proc.freeze", end=end, timeout=60))
+            frozen = FrozenAgent.from_answer(asdict(run(self, ProcFreeze(end=end), wait_s=60)))
         except StateActError as exc:
             raise SandboxError(f"{root_failure} (and by the toolbox: {exc})") from None
         frozen.by_toolbox = True
@@ -418,7 +421,7 @@ class DockerSandbox(ToolboxSandboxMixin):
 
     def thaw_agent(self, frozen: FrozenAgent) -> None:
         if frozen.by_toolbox:  # the stopped processes may still fill the table
-            self.call("proc.thaw", frozen=frozen.frozen, timeout=60)
+            run(self, ProcThaw(frozen=frozen.frozen), wait_s=60)
             return
         argv = ["/usr/bin/python3", "-I", "-c", FREEZE_LAUNCHER, "thaw", json.dumps(frozen.frozen)]
         code, output = self.exec(argv, timeout=60, user="root")
