@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.apps.coding import run_code
+from harness.apps.coding import CodeOptions, run_code
 from harness.models.scripted import ScriptedModel
 from harness.run.config import RunConfig
 from harness.runner import run_task
@@ -261,8 +261,7 @@ def test_stateact_code_passes_a_correct_fix_at_round_one(tmp_path):
         "add(a, b) must return the sum.",
         config,
         tmp_path / "run",
-        model=ScriptedModel(agent),
-        gate_model=ScriptedModel(gate),
+        CodeOptions(model=ScriptedModel(agent), gate_model=ScriptedModel(gate)),
     )
     assert summary.gate_passed is True and summary.status == "completed", summary
     rounds = sorted((tmp_path / "run").rglob("round-*.json"))
