@@ -45,8 +45,14 @@ needs_tasks = pytest.mark.skipif(
 )
 
 
-def runnable_offline() -> list[Path]:
-    records = dry_run([OSWORLD_EXAMPLES], None, lambda r: None, apps=declared_apps("desktop"))
+def runnable_offline(agent_sudo: bool = False) -> list[Path]:
+    records = dry_run(
+        [OSWORLD_EXAMPLES],
+        None,
+        lambda r: None,
+        apps=declared_apps("desktop"),
+        agent_sudo=agent_sudo,
+    )
     return [Path(r["path"]) for r in records if r["runnable"]]
 
 
@@ -120,9 +126,12 @@ def test_the_suite_runner_plays_the_variant_its_model_names(tmp_path):
         assert script == osworld_solution_path(load_task(path), variant).read_text()
 
 
-def run_variant(paths: list[Path], variant: str, out: Path) -> tuple[dict, list[dict]]:
+def run_variant(
+    paths: list[Path], variant: str, out: Path, agent_sudo: bool = False
+) -> tuple[dict, list[dict]]:
     config = RunConfig(model="script/oracle", preset="no-verify")
     config.sandbox.image = "desktop"
+    config.sandbox.agent_sudo = agent_sudo
     # Some solutions act through the running application (xdotool on Chrome's address bar,
     # Impress's menu), as OSWorld's agents do: the oracle has the screen.
     config.main_display = True
@@ -175,3 +184,23 @@ def test_right_solutions_score_one_and_wrong_ones_zero(tmp_path):
     report = "\n".join(f"{task}: {why}" for task, why in sorted(failing.items()))
     assert not failing, f"{len(failing)} runs fail:\n{report}"
     assert wall_s < WALL_LIMIT_S
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.desktop
+@needs_tasks
+def test_tasks_that_need_root_score_with_agent_sudo(tmp_path):
+    """The tasks the dry run calls runnable only with --agent-sudo (b6781586 sets the system's
+    time zone with sudo): played so, the right answer scores 1 and the wrong one 0."""
+    require_image("desktop")
+    sudo_only = sorted(set(runnable_offline(agent_sudo=True)) - set(runnable_offline()))
+    assert sudo_only, "no task needs root: the dry run's sudo blocker is gone"
+    tasks = {path: load_task(path) for path in sudo_only}
+    wrong = [p for p, t in tasks.items() if osworld_solution_path(t, "wrong") is not None]
+    _, right_lines = run_variant(sudo_only, "right", tmp_path / "right", agent_sudo=True)
+    _, wrong_lines = run_variant(wrong, "wrong", tmp_path / "wrong", agent_sudo=True)
+    assert len(right_lines) == len(sudo_only) and len(wrong_lines) == len(wrong)
+    failing = {f"right {k}": v for k, v in failures(right_lines, 1.0).items()}
+    failing |= {f"wrong {k}": v for k, v in failures(wrong_lines, 0.0).items()}
+    assert not failing, failing
