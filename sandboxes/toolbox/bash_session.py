@@ -67,6 +67,8 @@ class BashResult:
 
 
 GATE_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gate_site")
+GIT_GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "git_guard.py")
+"""An observer's `git` runs no driver the repository's config names (git_guard.py)."""
 
 
 class ShellExited(Exception):
@@ -80,6 +82,7 @@ def child_environment(observer: bool = False, local_imports: bool = False) -> di
     model runs the agent's code that way), but after the installed libraries (gate_site/)."""
     if observer:
         env = observer_env(os.environ)
+        env["BASH_FUNC_git%%"] = f'() {{ /usr/bin/python3 -I {GIT_GUARD} "$@"; }}'
         if local_imports:
             env["PYTHONPATH"] = GATE_SITE
         return env

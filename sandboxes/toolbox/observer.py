@@ -45,7 +45,7 @@ def observer_env(trusted: Mapping[str, str]) -> dict[str, str]:
         GIT_PAGER="cat",
         MANPAGER="cat",
         # git and less read configuration from home; git's repository config can run programs
-        # (core.fsmonitor, hooks). Attribute drivers (textconv, filters) still apply: see README.
+        # (core.fsmonitor, hooks). Attribute drivers (textconv, filters): git_guard.py.
         GIT_CONFIG_NOSYSTEM="1",
         GIT_CONFIG_GLOBAL="/dev/null",
         GIT_CONFIG_COUNT="3",
