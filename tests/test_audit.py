@@ -19,9 +19,9 @@ from .conftest import require_image, stateact
 INSTRUCTION = "Write STATUS-OK into /home/user/status.txt."
 SOUND = "cat /home/user/status.txt"
 WEAK = "bash -i -c 'cat /home/user/status.txt' 2>/dev/null"  # reads the agent's rc files
-# `leftover` forges the output of the harness's commands, which still run as the agent's user
-# here: that vector is closed by the observers-as-another-user work (docs/security.md).
-DETERMINISTIC_AGENTS = ["nothing", "capture", "names", "gold"]
+# `leftover` forges the output of the harness's commands from a process it leaves running; with
+# the freeze and the observer user (docs/security.md) it games neither task, so it is played too.
+DETERMINISTIC_AGENTS = ["nothing", "capture", "leftover", "names", "gold"]
 
 
 def write_task(folder: Path, task_id: str, command: str) -> Path:
