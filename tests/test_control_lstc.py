@@ -164,7 +164,7 @@ def test_step_abstraction_by_the_model_and_context_refinement(tmp_path, local_sa
         config.model_options.base_url, config.model_options.api_key = server.base_url, "test-key"
         config.sandbox.backend = "local"
         config.gate.enabled = False
-        config.lstc.refine_every = 2
+        config.lstc.refine_max = 2
         task = Task.model_validate(
             {
                 "id": "lstc-abstract",

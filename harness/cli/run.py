@@ -21,6 +21,7 @@ from tasks.schema import load_task
 from tasks.support import check_references
 
 from .progress import TurnProgress
+from .seed_options import add_seed_options, apply_seed_options
 
 OK_STATUSES = ("completed", "infeasible")
 
@@ -127,6 +128,7 @@ def add_run_options(parser) -> None:
         action="store_true",
         help="give workers a finish gate of their own (the nested ablation)",
     )
+    add_seed_options(parser)
 
 
 def add_selection_options(parser) -> None:
@@ -183,6 +185,7 @@ def build_config(args) -> RunConfig:
     config.model_options.context_window = args.context_window
     config.model_options = config.model_options.with_thinking(getattr(args, "thinking", "off"))
     config.gate.model = args.gate_model
+    apply_seed_options(args, config)
     config.sandbox.backend = args.sandbox
     config.sandbox.image = args.image
     config.sandbox.network = bool(getattr(args, "network", False))

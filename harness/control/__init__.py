@@ -10,7 +10,7 @@ is one module and one line here.
 
 from __future__ import annotations
 
-from . import andor, lstc, stateact  # noqa: F401  (each registers its control mode)
+from . import andor, lstc, stateact, structagent  # noqa: F401  (each registers its control mode)
 from .registry import CONTROLLERS, Controller, control_mode, controller_for, run_control
 
 __all__ = ["CONTROLLERS", "Controller", "control_mode", "controller_for", "run_control"]

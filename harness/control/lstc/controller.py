@@ -214,7 +214,7 @@ class LstcController:
         elif not signal and self.detector.sustained_progress():
             self.router.calm("files changed over several steps in a row")
         self._record("lstc_step", commitment=commitment, results=results, state=asdict(self.state))
-        every = self.settings.refine_every
+        every = self.settings.refine_max
         if every and self.state.steps % every == 0:
             self._refine()
 
