@@ -35,8 +35,9 @@ from ..registry import control_mode
 from .actions import ActionRunner, NodeStallWatch
 from .inject import Injections
 from .memory import CandidateTable, parse_observation
+from .ops import OpRunner
 from .parse import parse_check, parse_children, parse_expansion, parse_scores, parse_update
-from .tree import Node, Tree, draw_tree
+from .tree import Node, Tree, draw_tree, tree_metrics
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,9 @@ class AndOrController:
         self.actions = 0
         self.notes: list[str] = []
         self.injections = Injections(self.run_dir, record)
-        self.runner = ActionRunner(context)
+        self.runner = OpRunner(context) if self.settings.grain == "op" else ActionRunner(context)
+        self.outcome = context.outcome
+        self.or_switches = 0
         self.candidates = CandidateTable(self.tree.memory)
         self.watch = NodeStallWatch(context)
 
@@ -93,7 +96,9 @@ class AndOrController:
                 self.tree.save(phase, node=node.id, status=node.status)
         except (Finished, BudgetExceeded) as end:
             self.tree.save("end", status=end.status)
+            self._report_metrics()
             return end
+        self._report_metrics()
         root = self.tree.root
         if root.status == "succeeded":
             return Finished("completed", root.report)
@@ -151,9 +156,14 @@ class AndOrController:
 
     def _exit(self, node: Node) -> None:
         live = node.live_children()
+        if node.kind == "or" and not self.settings.alternatives:
+            self._no_alternatives(node, live)
         if any(c.status == "pending" for c in live) and (
             node.kind == "and" or not any(c.status == "succeeded" for c in live)
         ):
+            if node.kind == "or" and any(c.status == "failed" for c in live):
+                self.or_switches += 1
+                self._record("andor_or_switch", node=node.id)
             self.stack.append((node.id, EXIT))  # an OR's next alternative, or an injected AND child
             self._push_next(node)
             return
@@ -168,9 +178,25 @@ class AndOrController:
         if node.status == "failed":
             self._failed(node)
 
+    def _no_alternatives(self, node: Node, live: list[Node]) -> None:
+        """`--andor-or off`: once an alternative failed, the OR node tries no other."""
+        if any(c.status == "failed" for c in live):
+            for child in live:
+                if child.status == "pending":
+                    self.tree.prune(child, "pruned: OR alternatives are off (--andor-or off)")
+
+    def _repairable(self, node: Node) -> bool:
+        return self.settings.repair and node.revisions < self.settings.revision_budget
+
+    def _report_metrics(self) -> None:
+        metrics = tree_metrics(self.tree, self.or_switches, self.actions)
+        self._record("andor_metrics", **metrics)
+        if self.outcome is not None:
+            self.outcome.control_stats = {"tree": metrics}
+
     def _failed(self, node: Node) -> None:
         """Repair within the budget, else prune and pass the failure to the parent."""
-        if node.revisions < self.settings.revision_budget and self._repair(node):
+        if self._repairable(node) and self._repair(node):
             node.status = "active"
             self.stack.append((node.id, EXIT))
             self._push_next(node)
@@ -194,7 +220,7 @@ class AndOrController:
                     self._unstack(sibling)
 
     def _failed_root_action(self, root: Node) -> None:
-        if root.revisions < self.settings.revision_budget and self._repair(root):
+        if self._repairable(root) and self._repair(root):
             root.kind, root.status = "and", "active"
             self.stack.append((root.id, EXIT))
             self._push_next(root)
