@@ -56,7 +56,15 @@ def operation(system, messages, tools):
 def planner(system, text):
     node = re.search(r'<node id="([\d.]+)"', text).group(1)
     if "candidate table" in system:
-        return {"constraints": [], "needed": None, "candidates": []}
+        seen = text.split("<latest-report", 1)[1].split("\n")[1][:60]
+        return {
+            "observation": f"node {node} saw {seen}",
+            "progress": f"up to node {node}",
+            "notes": "the shop lists Pen and Mug" if "Pen" in text else "",
+            "constraints": [],
+            "needed": None,
+            "candidates": [],
+        }
     if "alternative strategy" in system:
         return {"scores": {"1.2.1": 0.9, "1.2.2": 0.1}}
     if "plan one node" in system and node == "1":
@@ -135,6 +143,14 @@ def test_op_grain_runs_one_browser_operation_per_node_and_or_off_tries_no_altern
         ("1.2.2", "pruned"),  # --andor-or off: never tried
         ("1.2.3", "succeeded"),
     ]
+    # the observation summarizer's representations (StructuredAgent Table 27) are kept and shown
+    memory = tree["memory"]
+    assert [h.split(":")[0] for h in memory["history"]] == ["1.1", "1.2.3", "1.3"]
+    assert [a.split(" ")[0] for a in memory["actions"]] == ["1.1", "1.2.1", "1.2.3", "1.3"]
+    assert memory["progress"] == "up to node 1.3" and "Pen and Mug" in memory["notes"]
+    asked = [c["text"] for c in model.planner_calls if "Decide whether the node" in c["system"]]
+    assert "interaction history:\n- 1.1: node 1.1 saw" in asked[-1]
+    assert "action history:" in asked[-1] and "task progress: up to node" in asked[-1]
     metrics = result["control_stats"]["tree"]
     assert (metrics["or_switches"], metrics["repairs"], metrics["actions"]) == (0, 1, 4)
     assert result["options"]["andor_grain"] == "op" and result["options"]["andor_or"] is False
