@@ -134,6 +134,12 @@ PROBE_KINDS = {
 }
 
 
+def register_probe(kind: str, spec_class: type[ProbeSpec], runner) -> None:
+    """Add a probe kind from another module (`screen_probes.py`): its spec and its runner."""
+    PROBE_KINDS[kind] = spec_class
+    _RUNNERS[spec_class] = runner
+
+
 @dataclass
 class ProbeOutcome:
     verdict: bool | None
