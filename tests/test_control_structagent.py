@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from harness.cli import main
 from harness.models.scripted import ScriptedModel
 from harness.reports.summary import summarize
@@ -244,3 +246,51 @@ def test_structagent_ablations_reach_the_options_and_a_two_arm_summary(
         ]
     )
     assert code == 2 and "'brains' is not a mechanism" in capsys.readouterr().err
+
+
+def _rollout_model() -> RoutedModel:
+    verdict = {"decisions": [{"id": "r2", "verified": True, "evidence": "summary.txt: words: 1"}]}
+    roles = Roles(
+        plans=[{"subgoal": "write both files", "targets": ["r1", "r2"]}, DONE],
+        verdicts=[{**verdict, "values": []}],
+    )
+    actor = [bash(f"echo hello > {NOTE}; echo 'words: 1' > {SUMMARY}"), _report("both written")]
+    return RoutedModel(roles, actor)
+
+
+@pytest.mark.parametrize("judge", [True, False])
+def test_best_of_two_is_chosen_by_the_judge_comparing_final_states(
+    tmp_path, local_sandbox, monkeypatch, judge
+):
+    del local_sandbox
+    pick = ScriptedModel([{"text": json.dumps({"best": 2, "reason": "r2 has a probe"})}])
+    built = []
+    monkeypatch.setattr(
+        "harness.control.structagent.judge.make_model",
+        lambda spec, options: built.append(spec) or pick,
+    )
+    config = _config(judge=judge, judge_model="script/judge")
+    config.best_of, config.gate.enabled = 2, False
+    out = tmp_path / "run"
+    models = [_rollout_model(), _rollout_model()]
+    result = run_task(_task(tmp_path), config, out, model=models)
+    assert result["status"] == "completed" and result["score"] == 1.0, result
+    reasons = result["best_of"]["reasons"]
+    if not judge:  # the fixed ranking: tied, so the first
+        assert result["best_of"]["selected"] == 1 and reasons[-1].endswith("the first")
+        return
+    assert result["best_of"]["selected"] == 2
+    assert reasons[-1] == "selected rollout 2: the judge compared the final states: r2 has a probe"
+    asked = [
+        json.loads(line)
+        for line in (out / "trajectory.jsonl").read_text().splitlines()
+        if '"bbon-judge"' in line
+    ]
+    assert len(asked) == 1 and asked[0]["error"] is None and built == ["script/judge"]
+    seen = pick.calls[0]["messages"][0]["content"][0]["text"]
+    assert '<candidate rollout="1">' in seen and '<candidate rollout="2">' in seen
+    # each candidate's final state, checked again on its own sandbox, and what it changed
+    assert seen.count("[r1] VERIFIED: note.txt says hello ('^hello$': found)") == 2
+    assert "subgoal 1: write both files -> verified ['r1', 'r2']" in seen
+    assert "/home/user/summary.txt (9 bytes)" in seen
+    assert result["options"]["structagent_judge"] is True

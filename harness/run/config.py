@@ -240,7 +240,10 @@ class StructAgentConfig(BaseModel):
     """Read the lesson store's lessons into the planner's state when `--memory` is given (off:
     the `w/o memory` ablation)."""
     judge: bool = True
-    """Under `--best-of`, a judge compares the rollouts' final states (off: the fixed ranking)."""
+    """Under `--best-of`, a judge compares the finished rollouts' final states (off: the fixed
+    ranking, which also decides when the judge cannot)."""
+    judge_model: str | None = None
+    """Model spec of the best-of-N judge; None: the gate's model, else the agents'."""
     actor_turns: int = Field(20, ge=1)
     """Model turns the actor may take on one subgoal."""
     max_subgoals: int = Field(30, ge=1)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from dataclasses import asdict
 
 from harness.control.stall import StallDetector, StallRouter, StallSignal, fingerprint, stop_run
@@ -74,6 +75,8 @@ class LstcController:
         self.first_screen: bytes | None = None
         self.seen_outputs: set[str] = set()
         self.advanced = False
+        self.counts = Counter()
+        """Steps, advances, kept subgoals, suppressed actions, refinements, verifications."""
 
     def run(
         self, resume: bool = False, since_event_index: int | None = None
@@ -86,11 +89,14 @@ class LstcController:
                 self._step()
         except (Finished, BudgetExceeded) as end:
             self._record("lstc_end", status=end.status, message=end.message)
+            if self.context.outcome is not None:
+                self.context.outcome.control_stats = {"lstc": dict(self.counts)}
             return end
 
     def _step(self) -> None:
         commitment, error = self._plan()
         self.state.steps += 1
+        self.counts["steps"] += 1
         self.state.unsummarized += 1
         if commitment is None:
             self.state.status = "error"
@@ -190,6 +196,7 @@ class LstcController:
             self._append_evidence(evidence)
             return
         if new and progressed:  # advance: the step's evidence supports the proposed subgoal
+            self.counts["advances"] += 1
             self._adopt(proposed, evidence)
             self.guard.clear(keep=[(r["tool"], r["input"]) for r in results])
             self.state.feedback = "The new subgoal is adopted. Continue it or verify it."
@@ -197,6 +204,7 @@ class LstcController:
         self._append_evidence(evidence)
         self.state.status = "continue"
         if new:
+            self.counts["subgoal_kept"] += 1
             self.state.feedback = (
                 f"The proposed subgoal {proposed[:120]!r} was not adopted: its step showed no "
                 f"effect. The subgoal is still {self.state.subgoal or '(none)'!r}."
@@ -243,6 +251,7 @@ class LstcController:
     def _refine(self) -> None:
         value, error = self.abstraction.refine(self.state.render(self.instruction))
         self.state.unsummarized = 0
+        self.counts["refinements"] += 1
         if value is None:
             self._record("lstc_refine", error=error)
             return
@@ -260,6 +269,7 @@ class LstcController:
             f"Refused before it ran: {text}, and nothing changed since. Choose a different action."
         )
         self._record("lstc_suppressed", tool=tool, input=command, reason=refusal)
+        self.counts["suppressed"] += 1
         if self.detector is not None:
             signal = StallSignal("suppressed", 1, f"{text}; the state has not changed since")
             if self.router.route(signal) == "stop":
@@ -302,6 +312,7 @@ class LstcController:
         )
         passed, missing = self.verification.check(self.instruction, self.state, summary, screens)
         self._record("lstc_final_verification", passed=passed, missing=missing)
+        self.counts["final_verifications"] += 1
         if passed:
             raise Finished("completed", summary)
         return self._rejected(f"Final Verification: FAIL. Not yet shown: {missing}")

@@ -74,6 +74,7 @@ class StructAgentLoop:
         self.failures: Counter[str] = Counter()
         self.subgoals = 0
         self.refusals = 0
+        self.recoveries = 0
         self._review = None
 
     def _open_state(self) -> TaskState:
@@ -101,7 +102,20 @@ class StructAgentLoop:
                     self._attempt(subgoal)
         except (Finished, BudgetExceeded) as end:
             self._event("structagent_end", status=end.status, message=end.message)
+            self._report_stats()
             return end
+
+    def _report_stats(self) -> None:
+        requirements = self.state.requirements
+        stats = {
+            "subgoals": self.subgoals,
+            "done_refusals": self.refusals,
+            "recoveries": self.recoveries,
+            "requirements": len(requirements),
+            "verified": sum(r.status == VERIFIED for r in requirements),
+        }
+        if self.context.outcome is not None:
+            self.context.outcome.control_stats = {"structagent": stats}
 
     def _plan(self) -> Subgoal | None:
         """The planner's next subgoal; None after a DONE claim it handled."""
@@ -165,6 +179,7 @@ class StructAgentLoop:
                 diagnosis = f"escalated ({diagnosis})"
             else:
                 self.queue.append(recovery)
+                self.recoveries += 1
                 inserted.append(recovery.text[:160])
             self._event(
                 "structagent_recovery", requirement=rid, diagnosis=diagnosis, subgoal=recovery.text
