@@ -16,6 +16,7 @@ from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
 
+from .conftest import require_image
 from .control_helpers import RoutedModel, bash, call
 
 NOTE = "/home/user/note.txt"
@@ -294,3 +295,32 @@ def test_best_of_two_is_chosen_by_the_judge_comparing_final_states(
     assert "subgoal 1: write both files -> verified ['r1', 'r2']" in seen
     assert "/home/user/summary.txt (9 bytes)" in seen
     assert result["options"]["structagent_judge"] is True
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.desktop
+def test_the_initializer_sees_the_screen_and_the_accessibility_tree(tmp_path):
+    require_image("desktop")
+    roles = Roles(plans=[{"infeasible": "scripted stop"}], verdicts=[])
+    model, shown = RoutedModel(roles), []
+    complete = model.complete
+    model.complete = lambda system, messages, tools: (
+        shown.append([b["type"] for b in messages[0]["content"]])
+        or complete(system, messages, tools)
+    )
+    config = _config()
+    config.sandbox.backend, config.sandbox.image = "docker", "desktop"
+    config.subagents.enabled = ["gui"]
+    result = run_task(_task(tmp_path), config, tmp_path / "run", model=model)
+    assert result["status"] == "infeasible", result
+    init = model.planner_calls[0]
+    assert init["system"].startswith("You turn a computer-use task")
+    assert "<accessibility-tree>" in init["text"] and "desktop-frame" in init["text"]
+    assert shown[0] == ["image", "text"]  # the initial screenshot, then the instruction and tree
+    request = [
+        json.loads(line)
+        for line in (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines()
+        if '"purpose": "task_state"' in line
+    ]
+    assert len(request) == 1
