@@ -50,6 +50,7 @@ DEBT: dict[str, str] = {
     "harness/apps/ray/suite.py:run_suite_task": _MERGE,
     "harness/apps/ray/suite.py:run_suite_on_ray": _MERGE,
     "tasks/setup.py:run_setup": _MERGE,
+    "tasks/support.py:dry_run_record": _MERGE,
     "harness/runner.py:run_task": "its keywords are called from about 35 places across branches",
     "harness/kernel/loop.py:__init__": _WIDE7,
     "gates/gate.py:__init__": _WIDE7,

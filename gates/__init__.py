@@ -10,6 +10,7 @@ from harness.run.context import RunContext
 
 from . import screen_probes  # noqa: F401  (registers the a11y_match and screen_region kinds)
 from .gate import FinishGate, Gate
+from .paper import PaperGate
 from .verdict import LAYERS, Gap, Verdict
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "Gap",
     "Gate",
     "LAYERS",
+    "PaperGate",
     "Verdict",
     "build_review",
     "build_subtask_review",
@@ -59,7 +61,8 @@ def _gate(context: RunContext, instruction: str, started_at: float, gate_model) 
             gate_model = make_model(config.gate.model, config.model_options)
         else:
             gate_model = context.model
-    return Gate(
+    gate_class = PaperGate if config.gate.mode == "paper" else Gate
+    return gate_class(
         instruction,
         context.sandbox,
         gate_model,

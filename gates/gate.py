@@ -28,11 +28,14 @@ from harness.kernel.core import (
 from harness.kernel.loop import LoopConfig, RunScope, ToolLoop
 from harness.tools import BashTool, EditorTool
 from sandboxes import open_sandbox
+from sandboxes.agent_stop import freeze_agent, thaw_agent
+from sandboxes.disk_watch import SandboxLimitExceeded
 from sandboxes.toolbox.protocol import FileStatRequest, FsChanged
 from sandboxes.typed import run
 
 from .appstate import AppState, settled_open_documents
 from .probes import run_probe, validate_probe
+from .quoting import quoted
 from .structural import check_deliverables, named_paths
 from .verdict import Verdict, rejected, undecided
 
@@ -150,11 +153,22 @@ class Gate:
     def judge(self, label: str = "gate") -> Verdict:
         """One round: observe the live sandbox, then judge a snapshot of it."""
         try:
+            # Nothing the agent started acts while the gate looks (see sandboxes/agent_stop.py);
+            # its processes resume once the snapshot holds the state.
+            frozen = freeze_agent(self.sandbox)
+        except StateActError as exc:
+            log.warning("gate round failed: %s", exc)
+            return undecided(f"the gate could not stop the agent's processes: {exc}")
+        try:
             observed = self.observe()
             snapshot = self.sandbox.snapshot()
+        except SandboxLimitExceeded:
+            raise  # the sandbox was ended for its size: the run ends, with that status
         except StateActError as exc:
             log.warning("gate round failed: %s", exc)
             return undecided(f"the gate could not inspect the state: {exc}")
+        finally:
+            thaw_agent(self.sandbox, frozen)
         try:
             # An observer sandbox: nothing the agent wrote (rc files, ~/toolbox, ~/.local) steers
             # it.
@@ -196,7 +210,9 @@ class Gate:
         probes: list[dict] = []
         verdict_tool = VerdictTool()
         tools = [
-            BashTool(view, session="gate"),
+            # The model is expected to run the agent's code: its shell imports from the folder it
+            # is in, like any shell; the structural checks and probes stay isolated.
+            BashTool(view, session="gate", local_imports=True),
             EditorTool(view, commands=("view",)),
             ProbeTool(view, probes),
             verdict_tool,
@@ -209,7 +225,8 @@ class Gate:
             config=LoopConfig(max_turns=self.max_turns),
             scope=self.scope,
         )
-        changed_list = "\n".join(f"- {c['path']}" for c in changed[:200]) or "(none)"
+        # File names are the agent's: quoted, so none can close this block or forge another.
+        changed_list = "\n".join(f"- {quoted(c['path'])}" for c in changed[:200]) or "(none)"
         message = (
             f"<instruction>\n{self.instruction}\n</instruction>\n\n<files-changed-during-the-run>\n"
             f"{changed_list}\n</files-changed-during-the-run>\n\n<structural-checks>\n"

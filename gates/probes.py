@@ -18,6 +18,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.kernel.core import ToolError
+from sandboxes.agent_files import FileLimitError, bounded_call, check_zip, clip, open_sqlite
+from sandboxes.base import SandboxError
 from sandboxes.toolbox.protocol import FileStatRequest, PythonRun
 from sandboxes.typed import run
 
@@ -134,6 +136,12 @@ PROBE_KINDS = {
 }
 
 
+PROBE_COPY_BYTES = 100 * 1024 * 1024
+"""Largest file a probe copies out of the sandbox to read."""
+PROBE_EVIDENCE_CHARS = 4000
+"""Characters of a probe's evidence (the file's own text, often) the gate model and records get."""
+
+
 def register_probe(kind: str, spec_class: type[ProbeSpec], runner) -> None:
     """Add a probe kind from another module (`screen_probes.py`): its spec and its runner."""
     PROBE_KINDS[kind] = spec_class
@@ -167,7 +175,8 @@ def run_probe(spec: ProbeSpec, sandbox) -> ProbeOutcome:
     """Run a validated probe against the gate's sandbox; any failure is a ToolError naming it."""
     try:
         with tempfile.TemporaryDirectory(prefix="stateact-probe-") as scratch:
-            return _RUNNERS[type(spec)](spec, sandbox, Path(scratch))
+            outcome = _RUNNERS[type(spec)](spec, sandbox, Path(scratch))
+            return ProbeOutcome(outcome.verdict, clip(outcome.evidence, PROBE_EVIDENCE_CHARS))
     except ToolError:
         raise
     except Exception as exc:  # noqa: BLE001 - a broken file or sandbox is the model's news, not a crash
@@ -180,11 +189,17 @@ def run_probe(spec: ProbeSpec, sandbox) -> ProbeOutcome:
 def _fetch(sandbox, path: str, scratch: Path) -> Path | None:
     local = scratch / (Path(path).name or "file")
     try:
-        sandbox.copy_out(path, local)
+        sandbox.copy_out(path, local, max_bytes=PROBE_COPY_BYTES)
     except FileNotFoundError:
         return None
+    except SandboxError as exc:  # too large, or a FIFO, socket or device: one sentence
+        raise ToolError(str(exc)) from None
     if not local.is_file():
         raise ToolError(f"{path} is not a regular file (a directory or a special file).")
+    try:
+        check_zip(local, path)
+    except FileLimitError as exc:
+        raise ToolError(str(exc)) from None
     return local
 
 
@@ -206,22 +221,20 @@ def _file_grep(spec: FileGrep, sandbox, scratch: Path) -> ProbeOutcome:
 
 
 def _xlsx_cells(spec: XlsxCells, sandbox, scratch: Path) -> ProbeOutcome:
-    import openpyxl
 
     local = _fetch(sandbox, spec.path, scratch)
     if local is None:
         return ProbeOutcome(False, f"{spec.path} does not exist")
-    formulas = openpyxl.load_workbook(local)  # formulas as written
-    values = openpyxl.load_workbook(local, data_only=True)  # values as last computed and saved
-    if spec.sheet_names is not None and formulas.sheetnames != spec.sheet_names:
-        return ProbeOutcome(False, f"sheets are {formulas.sheetnames}, expected {spec.sheet_names}")
-    sheet = spec.sheet or formulas.sheetnames[0]
-    if sheet not in formulas.sheetnames:
-        return ProbeOutcome(False, f"no sheet {sheet!r}; sheets are {formulas.sheetnames}")
-    cells, verdict, lines = sorted({*spec.cells, *spec.expect}), True, []
+    cells = sorted({*spec.cells, *spec.expect})
+    sheetnames, readings = _bounded(_read_cells, local, spec.sheet, cells)
+    if spec.sheet_names is not None and sheetnames != spec.sheet_names:
+        return ProbeOutcome(False, f"sheets are {sheetnames}, expected {spec.sheet_names}")
+    sheet = spec.sheet or sheetnames[0]
+    if readings is None:
+        return ProbeOutcome(False, f"no sheet {sheet!r}; sheets are {sheetnames}")
+    verdict, lines = True, []
     for coordinate in cells:
-        written = formulas[sheet][coordinate].value
-        cached = values[sheet][coordinate].value
+        written, cached = readings[coordinate]
         is_formula = isinstance(written, str) and written.startswith("=")
         reading = {
             "formula": written if is_formula else None,
@@ -237,6 +250,28 @@ def _xlsx_cells(spec: XlsxCells, sandbox, scratch: Path) -> ProbeOutcome:
                 verdict = False
                 lines[-1] += f"  (expected {key}={wanted!r})"
     return ProbeOutcome(verdict if spec.expect or spec.sheet_names else None, "\n".join(lines))
+
+
+def _read_cells(local: Path, sheet: str | None, cells: list[str]):
+    """The sheet names, and each cell's (value as written, value as last computed) on `sheet`
+    (None when there is no such sheet); run in a bounded child."""
+    import openpyxl
+
+    formulas = openpyxl.load_workbook(local)  # formulas as written
+    values = openpyxl.load_workbook(local, data_only=True)  # values as last computed and saved
+    sheet = sheet or formulas.sheetnames[0]
+    if sheet not in formulas.sheetnames:
+        return formulas.sheetnames, None
+    readings = {c: (formulas[sheet][c].value, values[sheet][c].value) for c in cells}
+    return formulas.sheetnames, readings
+
+
+def _bounded(fn, *args):
+    """`fn(*args)` where a hostile file cannot take the harness's memory or time."""
+    try:
+        return bounded_call(fn, *args)
+    except FileLimitError as exc:
+        raise ToolError(str(exc)) from None
 
 
 def _same(actual, wanted) -> bool:
@@ -255,21 +290,7 @@ def _doc_text(spec: DocText, sandbox, scratch: Path) -> ProbeOutcome:
     local = _fetch(sandbox, spec.path, scratch)
     if local is None:
         return ProbeOutcome(False, f"{spec.path} does not exist")
-    if spec.kind == "docx_text":
-        import docx
-
-        document = docx.Document(str(local))
-        text = "\n".join(p.text for p in document.paragraphs)
-        text += "\n" + "\n".join(
-            c.text for t in document.tables for row in t.rows for c in row.cells
-        )
-    else:
-        import pptx
-
-        deck = pptx.Presentation(str(local))
-        text = "\n".join(
-            s.text_frame.text for slide in deck.slides for s in slide.shapes if s.has_text_frame
-        )
+    text = _bounded(_document_text, local, spec.kind)
     missing = [s for s in spec.contains if s not in text]
     present = [s for s in spec.not_contains if s in text]
     verdict = None if not (spec.contains or spec.not_contains) else not missing and not present
@@ -281,13 +302,35 @@ def _doc_text(spec: DocText, sandbox, scratch: Path) -> ProbeOutcome:
     return ProbeOutcome(verdict, evidence if verdict is not None else text[:3000])
 
 
+def _document_text(local: Path, kind: str) -> str:
+    """The text of a docx (paragraphs, then table cells) or a pptx (text frames)."""
+    if kind == "docx_text":
+        import docx
+
+        document = docx.Document(str(local))
+        text = "\n".join(p.text for p in document.paragraphs)
+        return (
+            text
+            + "\n"
+            + "\n".join(c.text for t in document.tables for row in t.rows for c in row.cells)
+        )
+    import pptx
+
+    deck = pptx.Presentation(str(local))
+    return "\n".join(
+        s.text_frame.text for slide in deck.slides for s in slide.shapes if s.has_text_frame
+    )
+
+
 def _sqlite_query(spec: SqliteQuery, sandbox, scratch: Path) -> ProbeOutcome:
     local = _fetch(sandbox, spec.path, scratch)
     if local is None:
         return ProbeOutcome(False, f"{spec.path} does not exist")
     try:
-        with sqlite3.connect(f"file:{local}?mode=ro", uri=True) as db:
+        with open_sqlite(local) as db:
             rows = [list(row) for row in db.execute(spec.query).fetchmany(200)]
+    except FileLimitError as exc:
+        raise ToolError(str(exc)) from None
     except sqlite3.Error as exc:
         raise ToolError(f"field `query`: {exc}.") from None
     verdict = None if spec.expect_rows is None else rows == spec.expect_rows
@@ -295,7 +338,8 @@ def _sqlite_query(spec: SqliteQuery, sandbox, scratch: Path) -> ProbeOutcome:
 
 
 def _shell_command(spec: ShellCommand, sandbox, scratch: Path) -> ProbeOutcome:
-    code, output = sandbox.exec(spec.argv, timeout=20)
+    # As the observer user (docker): another uid than the agent's, with a home of its own.
+    code, output = sandbox.exec(spec.argv, timeout=20, user="observer")
     checks = []
     if spec.expect_exit is not None:
         checks.append(code == spec.expect_exit)
@@ -325,26 +369,28 @@ def _url_match(spec: UrlMatch, sandbox, scratch: Path) -> ProbeOutcome:
     """The newest visited URL in the Chromium/Chrome profiles' History databases (persisted state,
     not a live browser) matched against the pattern."""
     code, found = sandbox.exec(
-        ["find", spec.profile_root, "-name", "History", "-type", "f"], timeout=20
+        ["find", spec.profile_root, "-name", "History", "-type", "f"], timeout=20, user="observer"
     )
     histories = [line for line in found.splitlines() if line.strip()] if code == 0 else []
     newest: tuple[int, str] | None = None
     for number, path in enumerate(histories):
         local = scratch / f"history-{number}"
-        sandbox.copy_out(path, local)
         try:
-            with sqlite3.connect(f"file:{local}?mode=ro", uri=True) as db:
+            sandbox.copy_out(path, local, max_bytes=PROBE_COPY_BYTES)
+            with open_sqlite(local) as db:
                 row = db.execute(
                     "SELECT last_visit_time, url FROM urls ORDER BY last_visit_time DESC LIMIT 1"
                 ).fetchone()
-        except sqlite3.Error:
+        except (SandboxError, sqlite3.Error):  # too large, endless, or not a database
+            continue
+        if row and not isinstance(row[0], int | float):
             continue
         if row and (newest is None or row[0] > newest[0]):
             newest = (row[0], row[1])
     if newest is None:
         return ProbeOutcome(None, f"no browser history under {spec.profile_root}")
     matched = re.search(spec.pattern, newest[1]) is not None
-    return ProbeOutcome(matched, f"newest visited URL: {newest[1]}")
+    return ProbeOutcome(matched, f"newest visited URL: {clip(str(newest[1]), 500)}")
 
 
 DOM_QUERY_SCRIPT = """

@@ -15,17 +15,27 @@ import re
 import sqlite3
 import tempfile
 import zipfile
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from sandboxes.base import SANDBOX_HOME
+from sandboxes.agent_files import (
+    FileLimitError,
+    bounded_call,
+    check_zip,
+    clip,
+    open_sqlite,
+    read_member,
+)
+from sandboxes.base import SANDBOX_HOME, SandboxError
 from sandboxes.toolbox.protocol import FileStatRequest
 from sandboxes.typed import run
 
 from .appstate import AppState, open_markers
+from .quoting import quoted
 
 PATH_PATTERN = re.compile(r"(?:~|/home/user)(?:/[^\s\"'`,;:()<>\[\]{}|]+)+")
+QUOTED_PATH = re.compile(r"[\"'`]((?:~|/home/user)/[^\"'`\n]+)[\"'`]")
+"""A path in quotes, as `batch` writes one with spaces in its name (`"/home/user/sales 1.xlsx"`)."""
 OOXML_MAIN_PART = {
     ".xlsx": "xl/workbook.xml",
     ".docx": "word/document.xml",
@@ -72,6 +82,11 @@ class Finding:
     detail: str
     definite: bool = False
 
+    def __post_init__(self) -> None:
+        # Paths and details carry the agent's text (names, a mimetype): a few KiB at most reach
+        # the gate's records and its model.
+        self.path, self.detail = clip(self.path, 1024), clip(self.detail)
+
 
 @dataclass
 class StructuralReport:
@@ -79,13 +94,15 @@ class StructuralReport:
 
     @property
     def definite_gaps(self) -> list[str]:
-        return [f"{f.path}: {f.detail}" for f in self.findings if not f.ok and f.definite]
+        return [f"{quoted(f.path)}: {f.detail}" for f in self.findings if not f.ok and f.definite]
 
     def render(self) -> str:
         if not self.findings:
             return "(no deliverable paths named in the instruction; nothing checked structurally)"
+        # Paths and details carry names the agent chose: each is one quoted JSON string.
         return "\n".join(
-            f"- [{'ok' if f.ok else 'FAIL'}] {f.check} {f.path}: {f.detail}" for f in self.findings
+            f"- [{'ok' if f.ok else 'FAIL'}] {f.check} {quoted(f.path)}: {quoted(f.detail)}"
+            for f in self.findings
         )
 
 
@@ -93,13 +110,21 @@ def named_paths(instruction: str) -> list[str]:
     """Absolute sandbox paths the instruction names (with `~` expanded), in order, without
     repeats."""
     paths = []
-    for match in PATH_PATTERN.findall(instruction):
+    quoted = [m.group(1) for m in QUOTED_PATH.finditer(instruction)]
+    rest = QUOTED_PATH.sub(" ", instruction)  # a quoted path may hold spaces; take it whole
+    # A path cut off by `<` or `{` is a pattern (`letter_<id>.docx`, `{name}.csv`), not a file.
+    patterns = {m.group(0) for m in PATH_PATTERN.finditer(rest) if _before_pattern(rest, m.end())}
+    for match in quoted + [m for m in PATH_PATTERN.findall(rest) if m not in patterns]:
         path = match.rstrip(".")
         if path.startswith("~"):
             path = SANDBOX_HOME + path[1:]
         if path not in paths:
             paths.append(path)
     return paths
+
+
+def _before_pattern(text: str, end: int) -> bool:
+    return end < len(text) and text[end] in "<{"
 
 
 def check_deliverables(
@@ -212,8 +237,16 @@ def _check_file(
     if suffix not in CHECKED_EXTENSIONS or stat.size > MAX_CHECK_BYTES:
         return
     local = scratch / f"{len(report.findings)}{suffix}"
-    sandbox.copy_out(path, local)
-    problem = format_problem(local, suffix)
+    try:
+        sandbox.copy_out(path, local, max_bytes=MAX_CHECK_BYTES)
+        problem = bounded_call(format_problem, local, suffix)
+    except FileNotFoundError:
+        problem = "a link that leads to no file user `user` can read"
+    except FileLimitError as exc:  # too big or too slow to parse here: the model layer decides
+        report.findings.append(Finding(path, "format", False, f"not checked: {exc}"))
+        return
+    except SandboxError as exc:  # a FIFO, socket or device where a file is expected
+        problem = str(exc)
     if problem:
         report.findings.append(Finding(path, "format", False, problem, definite=True))
     else:
@@ -254,12 +287,14 @@ def _check_open(sandbox, path: str, report: StructuralReport, apps: AppState) ->
 
 def format_problem(local: Path, suffix: str) -> str | None:
     """Why the file does not parse as its extension says, or None when it does."""
-    head = local.read_bytes()[:8]
+    with open(local, "rb") as handle:
+        head = handle.read(8)
     try:
         if suffix in OOXML_MAIN_PART or suffix in ODF_MIMETYPES:
             if not zipfile.is_zipfile(local):
                 kind = "plain text" if _looks_textual(local) else "not a zip container"
                 return f"the extension says {suffix[1:]} but the content is {kind}"
+            check_zip(local, f"the {suffix[1:]} package")
             with zipfile.ZipFile(local) as archive:
                 names = set(archive.namelist())
                 if suffix in OOXML_MAIN_PART and OOXML_MAIN_PART[suffix] not in names:
@@ -269,7 +304,7 @@ def format_problem(local: Path, suffix: str) -> str | None:
                     )
                 if suffix in ODF_MIMETYPES:
                     mimetype = (
-                        archive.read("mimetype").decode(errors="replace")
+                        read_member(archive, "mimetype", 256).decode(errors="replace")
                         if "mimetype" in names
                         else ""
                     )
@@ -296,8 +331,10 @@ def format_problem(local: Path, suffix: str) -> str | None:
                 return "the extension says csv but the content is a zip package (an office file?)"
             with open(local, newline="", encoding="utf-8-sig") as handle:
                 list(csv.reader(handle))
+    except FileLimitError as exc:
+        return str(exc)
     except (ValueError, UnicodeDecodeError, csv.Error, KeyError, zipfile.BadZipFile) as exc:
-        return f"does not parse as {suffix[1:]}: {str(exc)[:200]}"
+        return f"does not parse as {suffix[1:]}: {clip(str(exc), 200)}"
     return None
 
 
@@ -323,10 +360,11 @@ def _load_office(local: Path, suffix: str) -> str | None:
 def _sqlite_problem(local: Path) -> str | None:
     if local.stat().st_size == 0:
         return None  # sqlite3 creates an empty file for an empty database
-    if not local.read_bytes()[:16] == b"SQLite format 3\x00":
-        return "the extension says an SQLite database but the file has no SQLite header"
+    with open(local, "rb") as handle:
+        if handle.read(16) != b"SQLite format 3\x00":
+            return "the extension says an SQLite database but the file has no SQLite header"
     try:
-        with closing(sqlite3.connect(f"file:{local}?mode=ro", uri=True)) as db:
+        with open_sqlite(local) as db:
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as exc:
         return f"does not open as an SQLite database: {exc}"
@@ -335,7 +373,8 @@ def _sqlite_problem(local: Path) -> str | None:
 
 def _text_problem(local: Path, suffix: str) -> str | None:
     """Text deliverables: binary content (NUL bytes, a zip or PDF) behind a text extension."""
-    head = local.read_bytes()[:8192]
+    with open(local, "rb") as handle:
+        head = handle.read(8192)
     if head.startswith((b"PK\x03\x04", b"%PDF", b"\x89PNG")) or b"\x00" in head:
         return f"the extension says {suffix[1:]} but the content is binary"
     return None
@@ -343,7 +382,8 @@ def _text_problem(local: Path, suffix: str) -> str | None:
 
 def _looks_textual(local: Path) -> bool:
     try:
-        local.read_bytes()[:4096].decode("utf-8")
+        with open(local, "rb") as handle:
+            handle.read(4096).decode("utf-8")
         return True
     except UnicodeDecodeError:
         return False

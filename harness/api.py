@@ -4,8 +4,11 @@
     result = run_task("task.json", model="anthropic/claude-sonnet-4-5", out_dir="runs/t1")
 
 Each function takes either a ready `RunConfig` (`config=`) or builds one from `model` plus keyword
-overrides (`image`, `backend`, `gate_model`, `max_turns`, `max_cost`, `max_time`, `preset`). See
-docs/python-api.md for a runnable example.
+overrides (`image`, `backend`, `gate_model`, `max_turns`, `max_cost`, `max_time`, `preset`), or from
+a run config (`config_file=` a YAML/TOML file, `options=` a dict of the same keys), validated by the
+same models as the command line's `--config` (`harness.apps.run_options`): an unknown key raises
+StateActError naming it. A bad model spec, a missing key, or a cost cap on a model without a known
+price raises StateActError before anything runs. See docs/python-api.md for a runnable example.
 """
 
 from __future__ import annotations
@@ -15,7 +18,17 @@ from pathlib import Path
 
 from harness import runner
 from harness.apps import batch, coding, suite
+from harness.apps.oracle import is_oracle
+from harness.apps.run_options import (
+    config_from_options,
+    read_run_config,
+    render_trajectory,
+    validate_options,
+)
+from harness.apps.selection import Selection, SuiteOptions
 from harness.kernel.core import Model, StateActError
+from harness.models import make_model
+from harness.models.pricing import check_cost_cap
 from harness.run.config import RunConfig
 
 
@@ -37,7 +50,7 @@ def make_config(
             "give a model spec (PROVIDER/NAME, e.g. script/turns.json) or a RunConfig."
         )
     config = (config or RunConfig()).model_copy(deep=True)
-    for value, setter in (
+    setters = (
         (model, lambda v: setattr(config, "model", v)),
         (image, lambda v: setattr(config.sandbox, "image", v)),
         (backend, lambda v: setattr(config.sandbox, "backend", v)),
@@ -46,10 +59,31 @@ def make_config(
         (max_cost, lambda v: setattr(config.loop, "max_cost_usd", v)),
         (max_time, lambda v: setattr(config.loop, "max_wall_s", v)),
         (preset, lambda v: setattr(config, "preset", v)),
-    ):
+    )
+    for value, setter in setters:
         if value is not None:
             setter(value)
     return config
+
+
+def from_run_config(
+    command: str, model: str | None, config_file: str | Path | None, options: dict | None
+):
+    """(RunConfig, the validated options) of a run config file plus `options`; `model`, when
+    given, wins over the file's."""
+    values = read_run_config(command, config_file, options or {})
+    if model is not None:
+        values["model"] = model
+    validated = validate_options(command, values)
+    return config_from_options(validated), validated
+
+
+def check_model(config: RunConfig, given: Model | None = None) -> None:
+    """Fail before any sandbox on a bad model spec, a missing key or an unenforceable cost cap."""
+    if given is not None or is_oracle(config.model):
+        return
+    model = make_model(config.model, config.model_options)
+    check_cost_cap(model, config.model, config.loop.max_cost_usd)
 
 
 def run_task(
@@ -61,13 +95,21 @@ def run_task(
     resume: bool = False,
     agent_model: Model | None = None,
     gate_model_object: Model | None = None,
+    config_file: str | Path | None = None,
+    options: dict | None = None,
     **overrides,
 ) -> dict:
-    """Run one task file (or `Task`) into `out_dir`; returns result.json's content."""
+    """Run one task file (or `Task`) into `out_dir`; returns result.json's content (and writes
+    the run's trajectory.html)."""
+    if config_file is not None or options:
+        config, _ = from_run_config("run", model, config_file, options)
     config = make_config(model, config=config, **overrides)
-    return runner.run_task(
+    check_model(config, agent_model)
+    result = runner.run_task(
         task, config, out_dir, resume=resume, model=agent_model, gate_model=gate_model_object
     )
+    render_trajectory(Path(out_dir))
+    return result
 
 
 def run_suite(
@@ -78,12 +120,33 @@ def run_suite(
     config: RunConfig | None = None,
     parallel: int = 1,
     resume: bool = False,
+    suite_options: SuiteOptions | None = None,
+    config_file: str | Path | None = None,
+    options: dict | None = None,
     **overrides,
 ) -> dict:
     """Run every task under `paths`, `parallel` at a time, into `out_dir`; returns summary.json's
-    content."""
+    content. `suite_options` pick tasks and trials (`SuiteOptions`); a run config's suite keys
+    (parallel, filter, slice, shuffle, trials, retry_errors, force) are honoured too."""
+    if config_file is not None or options:
+        config, given = from_run_config("suite", model, config_file, options)
+        parallel = given.parallel or parallel
+        resume = resume or given.resume
+        suite_options = suite_options or SuiteOptions(
+            selection=Selection(given.filter, given.slice, given.shuffle, given.trials),
+            retry_errors=given.retry_errors,
+            force=given.force,
+        )
     config = make_config(model, config=config, **overrides)
-    return suite.run_suite(list(paths), config, out_dir, parallel=parallel, resume=resume)
+    check_model(config)
+    return suite.run_suite(
+        list(paths),
+        config,
+        out_dir,
+        parallel=parallel,
+        resume=resume,
+        suite_options=suite_options,
+    )
 
 
 def run_batch(
@@ -96,11 +159,16 @@ def run_batch(
     parallel: int = 1,
     resume: bool = False,
     check: str | Path | None = None,
+    config_file: str | Path | None = None,
+    options: dict | None = None,
     **overrides,
 ) -> list[dict]:
     """Run `instruction` over every file (paths or glob patterns); returns summary.csv's rows as
     dicts."""
+    if config_file is not None or options:
+        config, _ = from_run_config("batch", model, config_file, options)
     config = make_config(model, config=config, **overrides)
+    check_model(config)
     options = batch.BatchOptions(parallel=parallel, resume=resume, check=check)
     return batch.run_batch(instruction, list(files), out_dir, config, options)
 
@@ -126,6 +194,8 @@ __all__ = [
     "RunConfig",
     "StateActError",
     "make_config",
+    "SuiteOptions",
+    "Selection",
     "run_task",
     "run_suite",
     "run_batch",

@@ -12,7 +12,7 @@ from harness.control import run_control
 from harness.control.best_of import Rollout, select_rollout, selection_summary
 from harness.control.milestones import discard_milestones
 from harness.control.structagent.judge import judge_choice
-from harness.kernel.core import StateActError
+from harness.kernel.core import BudgetExceeded, StateActError
 from harness.kernel.loop import RunStats
 from harness.kernel.records import RunRecord
 from harness.models import make_model
@@ -126,6 +126,8 @@ class BestOf:
             end = run_control(context)
             outcome.status = end.status
             outcome.final_action = "FAIL" if end.status == "infeasible" else None
+            if isinstance(end, BudgetExceeded):
+                outcome.error = end.message
         except StateActError as exc:
             outcome.fail(error_status(exc, outcome.status), str(exc))
         except Exception as exc:  # one rollout's bug must not take the others down

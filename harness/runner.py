@@ -12,13 +12,14 @@ import time
 import traceback
 from pathlib import Path
 
-from harness.kernel.core import Model, StateActError
+from harness.kernel.core import BudgetExceeded, Model, StateActError
 from harness.kernel.loop import RunStats
 from harness.kernel.records import RunRecord, write_json_atomic
 from harness.run.config import RunConfig
 from harness.run.context import RunContext
 from harness.run.outcome import TaskOutcome, error_status
 from sandboxes import open_sandbox
+from sandboxes.agent_stop import freeze_agent
 from tasks.evaluate import evaluate
 from tasks.getters import SandboxSource
 from tasks.schema import Task, load_task
@@ -118,6 +119,13 @@ class _Run:
                 end = run_control(context)
                 self.outcome.status = end.status
                 self.outcome.final_action = "FAIL" if end.status == "infeasible" else None
+                if isinstance(end, BudgetExceeded):  # the error column says which budget ended
+                    self.outcome.error = end.message
+            # Judging starts when the agent stops: nothing it started acts while the harness
+            # scores.
+            frozen = freeze_agent(self.sandbox, end=True)
+            if frozen is not None:
+                self.record.append("agent_stopped", agent="harness", **frozen.summary())
             _score(self.task, self.sandbox, self.config, self.outcome)
             if after_run is not None:
                 after_run(self.sandbox)
@@ -196,6 +204,8 @@ def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None
     outcome.metrics = [metric.model_dump() for metric in evaluation.metrics]
     if evaluation.error:
         outcome.error = evaluation.error
+    if evaluation.failure:  # no verdict on the work: the machine could not run the checker
+        outcome.fail("evaluation_error", f"the evaluation could not run: {evaluation.failure}")
 
 
 __all__ = ["run_task", "TaskOutcome", "write_json_atomic"]

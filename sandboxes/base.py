@@ -49,6 +49,9 @@ class Channel(Protocol):
     def close(self) -> None: ...
 
 
+OSWORLD_SCREEN = (1920, 1080)
+"""OSWorld's VM screen: task setups size windows for it (`13584542`'s 132x43 terminal) and
+agents and grounders tuned on OSWorld expect it."""
 HOST_NETWORK = "host"
 """Docker's host network mode: the only one a dockerd started with --bridge=none offers."""
 
@@ -93,10 +96,18 @@ class SandboxConfig:
     docs/network.md for its risks) or the name of a user-defined Docker bridge network."""
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment variables for processes in the sandbox."""
-    display_size: tuple[int, int] = (1280, 720)
-    """Virtual screen size for the desktop (GUI specialist)."""
+    display_size: tuple[int, int] = OSWORLD_SCREEN
+    """Virtual screen size for the desktop (setup steps, GUI specialist, screenshots); OSWorld's
+    1920x1080 by default, `--screen WxH` for another."""
+    agent_sudo: bool = False
+    """Give the agent's user OSWorld's sudo (password `password`); docker backend only. With it
+    the agent can be root in its sandbox: see sandboxes/agent_sudo.py for what that costs."""
     start_timeout_s: float = 60.0
     """How long to wait for the toolbox to answer after the sandbox starts."""
+    disk_limit_mb: int = 2048
+    """Most the sandbox's files may grow to (docker backend; sparse files count at their length,
+    as a commit or a copy-out writes them): past it the sandbox is ended and the run's status is
+    `sandbox_limit`."""
     observer: bool = False
     """Every session in this sandbox only observes (a gate's snapshot): see toolbox/observer.py."""
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
+from .agent_files import COPY_DEPTH_LIMIT, COPY_LIMIT_BYTES, copy_stream
 from .base import SandboxError
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -110,9 +111,9 @@ def _copy_in_entry(source: Path, parent: int, name: str, parts: tuple[str, ...])
         os.fchmod(dst.fileno(), info.st_mode & PERMISSION_BITS)
 
 
-def copy_out(root: Path, parts: tuple[str, ...], target: Path) -> None:
+def copy_out(root: Path, parts: tuple[str, ...], target: Path, cap: int = COPY_LIMIT_BYTES) -> None:
     """Copy `root/parts…` (a file or a folder) to the host path `target`; links are refused or
-    skipped."""
+    skipped; at most `cap` bytes (holes kept) and COPY_DEPTH_LIMIT levels are written."""
     if not parts:
         raise SandboxError(
             "cannot copy the top of a sandbox folder; name a file or folder inside it."
@@ -128,10 +129,13 @@ def copy_out(root: Path, parts: tuple[str, ...], target: Path) -> None:
             )
         target = host_target(target)
         target.parent.mkdir(parents=True, exist_ok=True)
-        _copy_out_entry(parent, parts[-1], target)
+        _copy_out_entry(parent, parts[-1], target, [cap], "/".join(parts))
 
 
-def _copy_out_entry(parent: int, name: str, target: Path) -> None:
+def _copy_out_entry(
+    parent: int, name: str, target: Path, budget: list[int], label: str, depth: int = 0
+) -> None:
+    """One entry; `budget` holds the bytes the whole copy may still write."""
     try:
         fd = os.open(
             name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent
@@ -141,18 +145,20 @@ def _copy_out_entry(parent: int, name: str, target: Path) -> None:
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
+            if depth > COPY_DEPTH_LIMIT:
+                return  # a folder this deep is an attack on the walk, not work
             target.mkdir(exist_ok=True)
             for entry in sorted(os.listdir(fd)):
-                _copy_out_entry(fd, entry, target / entry)
+                _copy_out_entry(fd, entry, target / entry, budget, label, depth + 1)
             return
         if not stat.S_ISREG(info.st_mode):
             return  # sockets, FIFOs and devices hold no file content
-        _write_host_file(fd, target, info.st_mode & PERMISSION_BITS)
+        budget[0] -= _write_host_file(fd, target, info.st_mode & PERMISSION_BITS, budget[0], label)
     finally:
         os.close(fd)
 
 
-def _write_host_file(source_fd: int, target: Path, mode: int) -> None:
+def _write_host_file(source_fd: int, target: Path, mode: int, cap: int, label: str) -> int:
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         out = os.open(target, flags, 0o600)
@@ -160,11 +166,14 @@ def _write_host_file(source_fd: int, target: Path, mode: int) -> None:
         if exc.errno == errno.ELOOP:
             raise SandboxError(f"will not write through the symbolic link {target}.") from None
         raise
-    with os.fdopen(out, "wb") as dst:
+    try:
         os.lseek(source_fd, 0, os.SEEK_SET)
-        while chunk := os.read(source_fd, CHUNK):
-            dst.write(chunk)
-        os.fchmod(dst.fileno(), mode)
+        with os.fdopen(os.dup(source_fd), "rb", closefd=True) as src:
+            written = copy_stream(src, out, cap, label)
+        os.fchmod(out, mode)
+    finally:
+        os.close(out)
+    return written
 
 
 def host_target(host_path: Path) -> Path:

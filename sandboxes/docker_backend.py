@@ -8,16 +8,25 @@ start (so images do not need a rebuild when it changes) and runs as user `user` 
 from __future__ import annotations
 
 import io
+import json
 import logging
-import os
-import shutil
 import tarfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from .agent_files import (
+    COPY_LIMIT_BYTES,
+    ChunkReader,
+    FileLimitError,
+    MiB,
+)
+from .agent_stop import FREEZE_LAUNCHER, FrozenAgent, parse_answer
+from .agent_sudo import grant_script, security_options
 from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
@@ -31,15 +40,50 @@ from .base import (
 )
 from .channel import DockerExecChannel
 from .client import ToolboxClient
-from .confined import PERMISSION_BITS, host_target, sandbox_parts
+from .confined import host_target, sandbox_parts
+from .disk_watch import DiskWatch
+from .docker_archive import GO_MODE_DIR, GO_MODE_SYMLINK, extract_as, special_kind
 from .lifecycle import owner_is_gone, owner_label, register, unregister
 from .toolbox.observer import observer_argv, observer_env
 
 log = logging.getLogger(__name__)
 
+ARCHIVE_CHUNK = 8 * 1024 * 1024
+"""Bytes per read of a streamed archive (the SDK's 2 MiB default reads at a quarter the speed)."""
+
+
 LABEL = "stateact.managed"
 OWNER_LABEL = "stateact.owner"
 PERSISTED_REPOSITORY = "stateact-milestone"
+STAGING_ROOT = "/run/stateact-staging"
+OBSERVER_USER = "stateact-observer"
+OBSERVER_UID = 2999
+OBSERVER_HOME = "/run/stateact-observer"
+"""The observer's home: made empty at every container start, only the observer writes in it."""
+OBSERVER_LAUNCHER = FREEZE_LAUNCHER.replace("toolbox.freeze", "toolbox.observer_exec")
+# Root drops to the observer's uid keeping only the capability to read (see observer_exec.py).
+AS_OBSERVER = [
+    "/usr/bin/setpriv",
+    f"--reuid={OBSERVER_UID}",
+    f"--regid={OBSERVER_UID}",
+    "--clear-groups",
+    "--inh-caps=-all,+dac_read_search",
+    "--ambient-caps=-all,+dac_read_search",
+    "--",
+    "/usr/bin/python3",
+    "-I",
+    "-c",
+    OBSERVER_LAUNCHER,
+]
+PREPARE_ROOT = (
+    f"getent passwd {OBSERVER_USER} >/dev/null || {{ groupadd -g {OBSERVER_UID} {OBSERVER_USER} && "
+    f"useradd -u {OBSERVER_UID} -g {OBSERVER_UID} -M -d {OBSERVER_HOME} -s /usr/sbin/nologin "
+    f"{OBSERVER_USER}; }} && rm -rf {OBSERVER_HOME} && "
+    f"install -d -m 700 -o {OBSERVER_UID} -g {OBSERVER_UID} {OBSERVER_HOME} && "
+    f"install -d -m 711 {STAGING_ROOT}"
+)
+"""Made as root at every start, before anything of the agent runs."""
+"""Root-owned: where archives land before a copy made as the user puts them in place."""
 ENGINE_HINT = "start it with `bash .ci/install-engine.sh` (or `sudo dockerd &`)"
 _reaped = False
 
@@ -112,6 +156,23 @@ def discard_snapshot(ref: str) -> bool:
     return True
 
 
+@contextmanager
+def engine_errors(action: str) -> Iterator[None]:
+    """The engine's errors while doing `action` as one SandboxError sentence: a container or image
+    that vanished (removed by someone else meanwhile) says so, never an internal error."""
+    from docker.errors import APIError, NotFound
+
+    try:
+        yield
+    except NotFound as exc:
+        raise SandboxError(
+            f"could not {action}: the Docker engine no longer has it "
+            f"({exc.explanation or exc}); it was removed while this run used it."
+        ) from None
+    except APIError as exc:
+        raise SandboxError(f"could not {action}: {exc.explanation or exc}.") from None
+
+
 def reap_orphans(client) -> list[str]:
     """Remove containers and snapshot images whose owning StateAct process is gone."""
     from docker.errors import APIError, NotFound
@@ -127,13 +188,16 @@ def reap_orphans(client) -> list[str]:
             except (NotFound, APIError):
                 continue
             removed.append(container.name)
-    for image in client.images.list(filters={"label": LABEL}):
-        if owner_is_gone((image.labels or {}).get(OWNER_LABEL, "")):
+    # The low-level listing: the high-level one inspects each image afterwards and fails with
+    # ImageNotFound on a snapshot another process discarded in between.
+    for image in client.api.images(filters={"label": LABEL}):
+        owner = (image.get("Labels") or {}).get(OWNER_LABEL, "")
+        if owner_is_gone(owner, image.get("Created")):
             try:
-                client.images.remove(image.id, force=True)
+                client.images.remove(image["Id"], force=True)
             except (NotFound, APIError):
                 continue
-            removed.append(image.short_id)
+            removed.append(image["Id"].removeprefix("sha256:")[:12])
     if removed:
         log.info("removed %d orphaned sandbox objects: %s", len(removed), ", ".join(removed))
     return removed
@@ -203,7 +267,13 @@ class DockerSandbox(ToolboxSandboxMixin):
         try:
             self.container.put_archive("/opt", _toolbox_tar())
             self.container.start()
+            self._prepare_root_folders()
+            self.disk_watch = DiskWatch(self.client.api, self.container, config.disk_limit_mb)
+            self.disk_watch.start()
+            if self.config.agent_sudo:
+                self._grant_agent_sudo()
             self.toolbox = self._start_toolbox()
+            self.call = self.disk_watch.guard(self.toolbox.call)
         except Exception as exc:
             self.close()
             from docker.errors import APIError
@@ -235,8 +305,11 @@ class DockerSandbox(ToolboxSandboxMixin):
                 nano_cpus=int(config.cpus * 1e9),
                 pids_limit=config.pids_limit,
                 cap_drop=["ALL"],
-                cap_add=["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"],
-                security_opt=["no-new-privileges"],
+                cap_add=[
+                    *("CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"),
+                    "DAC_READ_SEARCH",  # for the observer only (see toolbox/observer_exec.py)
+                ],
+                security_opt=security_options(config.agent_sudo),
                 shm_size="512m",
                 labels={LABEL: "1", OWNER_LABEL: owner_label()},
                 detach=True,
@@ -251,6 +324,18 @@ class DockerSandbox(ToolboxSandboxMixin):
             raise SandboxError(
                 f"the Docker engine refused to create the sandbox{hint}: {exc.explanation or exc}."
             ) from None
+
+    def _grant_agent_sudo(self) -> None:
+        result = self.container.exec_run(["bash", "-c", grant_script()], user="root")
+        if result.exit_code != 0:
+            output = result.output.decode(errors="replace").strip()
+            raise SandboxError(f"--agent-sudo: the image could not give the agent sudo: {output}")
+
+    def _prepare_root_folders(self) -> None:
+        """The observer user and the folders only root (or the observer) writes."""
+        code, output = self.exec(["bash", "-c", PREPARE_ROOT], user="root")
+        if code != 0:
+            raise SandboxError(f"the sandbox could not be prepared: {output.strip()[-300:]}")
 
     def _start_toolbox(self) -> ToolboxClient:
         api = self.client.api
@@ -268,16 +353,43 @@ class DockerSandbox(ToolboxSandboxMixin):
         client.wait_ready(self.config.start_timeout_s)
         return client
 
+    def _check_limits(self) -> None:
+        if getattr(self, "disk_watch", None) is not None:
+            self.disk_watch.raise_if_exceeded()
+
     def exec(
         self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER
     ) -> tuple[int, str]:
+        self._check_limits()
         # The engine's exec has no timeout of its own; coreutils' timeout bounds it inside.
         # Only the harness execs (setup, getters, probes): always in the observer flavour.
-        wrapped = ["/usr/bin/timeout", "-k", "5", str(max(1, int(timeout))), *observer_argv(argv)]
-        result = self.container.exec_run(
-            wrapped, user=user, workdir=SANDBOX_HOME, environment=observer_env(self.env)
-        )
+        env = observer_env(self.env)
+        command = observer_argv(argv)
+        workdir = SANDBOX_HOME
+        if user == "observer":
+            # Another uid than the agent's, with a home of its own (no ~/.magic, ~/.sqliterc).
+            env.update(HOME=OBSERVER_HOME, USER=OBSERVER_USER, LOGNAME=OBSERVER_USER)
+            command, user, workdir = [*AS_OBSERVER, *command], "root", "/"
+        elif user == "root":
+            # Root holds CAP_DAC_READ_SEARCH for the observer's sake: it too never opens by handle.
+            command = [*AS_OBSERVER[AS_OBSERVER.index("--") + 1 :], *command]
+        wrapped = ["/usr/bin/timeout", "-k", "5", str(max(1, int(timeout))), *command]
+        with engine_errors(f"run a command in the sandbox {self.id}"):
+            result = self.container.exec_run(wrapped, user=user, workdir=workdir, environment=env)
         return result.exit_code, result.output.decode(errors="replace")
+
+    def freeze_agent(self, end: bool = False) -> FrozenAgent:
+        """Stop every process of the agent's uid; only the toolbox and the task's applications run
+        on (`sandboxes/agent_stop.py`). Root runs it: the agent can neither see nor stop it."""
+        toolbox = str(self.toolbox.hello.get("pid", ""))
+        argv = ["/usr/bin/python3", "-I", "-c", FREEZE_LAUNCHER, "freeze", toolbox]
+        code, output = self.exec([*argv, *(["--end"] if end else [])], timeout=60, user="root")
+        return FrozenAgent.from_answer(parse_answer(code, output))
+
+    def thaw_agent(self, frozen: FrozenAgent) -> None:
+        argv = ["/usr/bin/python3", "-I", "-c", FREEZE_LAUNCHER, "thaw", json.dumps(frozen.frozen)]
+        code, output = self.exec(argv, timeout=60, user="root")
+        parse_answer(code, output)
 
     def interactive_argv(self) -> list[str]:
         """A command line that opens an interactive shell in this sandbox (needs the docker CLI)."""
@@ -294,6 +406,13 @@ class DockerSandbox(ToolboxSandboxMixin):
         ]
 
     def copy_in(self, host_path: Path, sandbox_path: str) -> None:
+        """Copy a host file or folder in, written with the user's rights.
+
+        The engine unpacks an archive as root and resolves the target folder through links, so a
+        link the agent planted (`~/Desktop -> /etc`) would take a root write anywhere. The archive
+        goes into a fresh root-owned staging folder instead, and a copy run as the user moves it to
+        its place: a planted link then leads only where the user could write anyway.
+        """
         host_path = Path(host_path)
         if not host_path.exists():
             raise SandboxError(f"cannot copy {host_path} into the sandbox: it does not exist.")
@@ -302,26 +421,72 @@ class DockerSandbox(ToolboxSandboxMixin):
             raise SandboxError(
                 f"cannot copy {host_path} onto {sandbox_path}; name a file or folder."
             )
-        code, output = self.exec(["mkdir", "-p", str(target.parent)])
+        staging = f"{STAGING_ROOT}/{uuid.uuid4().hex}"
+        code, output = self.exec(["install", "-d", "-m", "755", staging], user="root")
         if code != 0:
-            raise SandboxError(f"cannot create {target.parent} in the sandbox: {output.strip()}")
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as tar:
-            tar.add(host_path, arcname=target.name, filter=_user_owned)
-        self.container.put_archive(str(target.parent), buffer.getvalue())
-
-    def copy_out(self, sandbox_path: str, host_path: Path) -> None:
-        from docker.errors import NotFound
-
-        sandbox_path = str(sandbox_parts(sandbox_path))
+            raise SandboxError(f"cannot stage a copy in the sandbox: {output.strip()}")
         try:
-            stream, _ = self.container.get_archive(sandbox_path)
-        except NotFound:
-            raise FileNotFoundError(sandbox_path) from None
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w") as tar:
+                tar.add(host_path, arcname="item", filter=_user_owned)
+            self.container.put_archive(staging, buffer.getvalue())
+            place = (
+                'mkdir -p -- "$(dirname -- "$2")" && '
+                'cp -RT --no-preserve=ownership --preserve=mode,timestamps -- "$1" "$2"'
+            )
+            code, output = self.exec(["sh", "-c", place, "sh", f"{staging}/item", str(target)])
+            if code != 0:
+                raise SandboxError(
+                    f"cannot copy {host_path.name} to {target} in the sandbox: {output.strip()}"
+                )
+        finally:
+            self.exec(["rm", "-rf", "--", staging], user="root")
+
+    def copy_out(self, sandbox_path: str, host_path: Path, max_bytes: int | None = None) -> None:
+        """Stream `sandbox_path` to `host_path` under a byte cap (default COPY_LIMIT_BYTES), holes
+        kept as holes. A link at the path is read as the agent would read it: resolved inside the
+        sandbox, and only when user `user` may read its target. A FIFO, socket or device is
+        refused with a sentence, since it holds no file content."""
+        self._check_limits()
+        sandbox_path = str(sandbox_parts(sandbox_path))
+        cap = COPY_LIMIT_BYTES if max_bytes is None else max_bytes
+        stream, stat = self._archive(sandbox_path)
+        if stat.get("mode", 0) & GO_MODE_SYMLINK:
+            stream.close()
+            stream, stat = self._archive(self._resolve_link(sandbox_path))
+        kind = special_kind(stat.get("mode", 0))
+        if kind is not None:
+            stream.close()
+            raise SandboxError(f"{sandbox_path} is a {kind}, not a regular file or folder.")
+        if not stat.get("mode", 0) & GO_MODE_DIR and stat.get("size", 0) > cap:
+            stream.close()
+            raise FileLimitError(
+                f"{sandbox_path} has {stat['size']:,} bytes, more than the limit of "
+                f"{cap // MiB:,} MiB the harness copies out of a sandbox."
+            )
         host_path = host_target(host_path)
         host_path.parent.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream)), mode="r") as tar:
-            _extract_as(tar, host_path)
+        try:
+            with tarfile.open(fileobj=ChunkReader(stream), mode="r|") as tar:
+                extract_as(tar, host_path, cap, sandbox_path)
+        finally:
+            stream.close()
+
+    def _archive(self, sandbox_path: str):
+        from docker.errors import NotFound
+
+        try:
+            return self.container.get_archive(sandbox_path, chunk_size=ARCHIVE_CHUNK)
+        except NotFound:
+            raise FileNotFoundError(sandbox_path) from None
+
+    def _resolve_link(self, sandbox_path: str) -> str:
+        """The file a link leads to, resolved in the sandbox as user `user` would open it."""
+        script = 'p=$(realpath -e -- "$1") && test -r "$p" && printf %s "$p"'
+        code, output = self.exec(["sh", "-c", script, "sh", sandbox_path], timeout=20)
+        if code != 0 or not output.startswith("/"):
+            raise FileNotFoundError(sandbox_path)  # dangling, a loop, or not the agent's to read
+        return output
 
     def snapshot(self) -> Snapshot:
         return self._commit("stateact-snapshot", owner_label())
@@ -332,11 +497,14 @@ class DockerSandbox(ToolboxSandboxMixin):
         return self._commit(PERSISTED_REPOSITORY, f"run:{Path(run_dir).resolve()}")
 
     def _commit(self, repository: str, owner: str) -> Snapshot:
-        image = self.container.commit(
-            repository=repository,
-            tag=uuid.uuid4().hex[:12],
-            conf={"Labels": {LABEL: "1", OWNER_LABEL: owner}},
-        )
+        with engine_errors(f"freeze the sandbox {self.id} into a snapshot"):
+            # A commit writes the layer out in full (sparse files too): measure it first.
+            self.disk_watch.check()
+            image = self.container.commit(
+                repository=repository,
+                tag=uuid.uuid4().hex[:12],
+                conf={"Labels": {LABEL: "1", OWNER_LABEL: owner}},
+            )
         return Snapshot(backend=self.backend, ref=image.id, created_at=time.time())
 
     def discard_snapshot(self, snapshot: Snapshot) -> None:
@@ -348,6 +516,8 @@ class DockerSandbox(ToolboxSandboxMixin):
             return
         self._closed = True
         unregister(self)
+        if getattr(self, "disk_watch", None):
+            self.disk_watch.stop()
         if getattr(self, "toolbox", None):
             self.toolbox.channel.close()
         from docker.errors import APIError, NotFound
@@ -358,36 +528,3 @@ class DockerSandbox(ToolboxSandboxMixin):
             pass
         except APIError as exc:
             log.warning("could not remove container %s: %s", self.id, exc)
-
-
-def _extract_as(tar: tarfile.TarFile, host_path: Path) -> None:
-    """Extract the archive's top entry (file or directory) to `host_path`, safely.
-
-    Links, devices and FIFOs are skipped, names that climb out are dropped, files keep their
-    permission bits (not setuid/setgid/sticky) and no write goes through a link on the host.
-    """
-    members = tar.getmembers()
-    if not members:
-        raise FileNotFoundError(str(host_path))
-    top = members[0].name.split("/")[0]
-    for member in members:
-        relative = PurePosixPath(member.name).relative_to(top)
-        if not (member.isdir() or member.isfile()) or ".." in relative.parts:
-            continue
-        destination = host_path / relative if relative.parts else host_path
-        inside = [p for p in (destination, *destination.parents) if p.is_relative_to(host_path)]
-        if any(p.is_symlink() for p in inside):
-            raise SandboxError(
-                f"will not write through the symbolic link on the way to {destination}."
-            )
-        if member.isdir():
-            destination.mkdir(parents=True, exist_ok=True)
-            continue
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-        with (
-            tar.extractfile(member) as src,
-            os.fdopen(os.open(destination, flags, 0o600), "wb") as dst,
-        ):
-            shutil.copyfileobj(src, dst)
-            os.fchmod(dst.fileno(), member.mode & PERMISSION_BITS)

@@ -39,13 +39,20 @@ def owner_label() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{_start_time(os.getpid())}"
 
 
-def owner_is_gone(label: str) -> bool:
+def owner_is_gone(label: str, created_at: float | None = None) -> bool:
     """True when the process that started a sandbox no longer runs (on this host), or, for a
     snapshot kept for a run's resume (`run:<run dir>`), when that run directory is gone or
-    finished."""
+    finished. A result.json older than the snapshot (`created_at`) is a previous attempt's: the
+    run that made the snapshot is still going."""
     if label.startswith("run:"):
         run_dir = label[len("run:") :]
-        return not os.path.isdir(run_dir) or os.path.exists(os.path.join(run_dir, "result.json"))
+        if not os.path.isdir(run_dir):
+            return True
+        try:
+            finished_at = os.stat(os.path.join(run_dir, "result.json")).st_mtime
+        except OSError:
+            return False
+        return created_at is None or finished_at >= created_at
     try:
         host, pid, started = label.rsplit(":", 2)
         pid_number = int(pid)

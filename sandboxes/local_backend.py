@@ -23,9 +23,12 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import asdict
 from pathlib import Path, PurePosixPath
 
 from . import confined
+from .agent_files import COPY_LIMIT_BYTES
+from .agent_stop import FrozenAgent
 from .base import (
     SANDBOX_HOME,
     SANDBOX_USER,
@@ -41,7 +44,7 @@ from .channel import PipeChannel
 from .client import ToolboxClient
 from .confined import sandbox_parts
 from .lifecycle import register, unregister
-from .toolbox.protocol import ProcRun
+from .toolbox.protocol import ProcFreeze, ProcRun, ProcThaw
 from .typed import run
 
 log = logging.getLogger(__name__)
@@ -85,6 +88,10 @@ class LocalSandbox(ToolboxSandboxMixin):
     backend = "local"
 
     def __init__(self, config: SandboxConfig, snapshot: Snapshot | None = None):
+        if config.agent_sudo:
+            raise SandboxError(
+                "--agent-sudo needs the docker backend: the local sandbox has no root to give."
+            )
         self.config = config
         self.id = f"stateact-local-{uuid.uuid4().hex[:12]}"
         self.started_at = time.time()
@@ -181,6 +188,14 @@ class LocalSandbox(ToolboxSandboxMixin):
         result = run(self, ProcRun(argv, timeout=timeout))
         return result.exit_code, result.output
 
+    def freeze_agent(self, end: bool = False) -> FrozenAgent:
+        """Stop every other process in the sandbox's namespaces (the toolbox sends the stop: there
+        is no root here, so the observers share the agent's uid; see docs/security.md)."""
+        return FrozenAgent.from_answer(asdict(run(self, ProcFreeze(end=end), wait_s=60)))
+
+    def thaw_agent(self, frozen: FrozenAgent) -> None:
+        run(self, ProcThaw(frozen=frozen.frozen), wait_s=60)
+
     def interactive_argv(self) -> list[str]:
         """A shell in namespaces of its own over this sandbox's home and /tmp."""
         return self._bwrap_argv(["bash"])
@@ -203,10 +218,10 @@ class LocalSandbox(ToolboxSandboxMixin):
         root, parts = self._confined(sandbox_path)
         confined.copy_in(host_path, root, parts)
 
-    def copy_out(self, sandbox_path: str, host_path: Path) -> None:
+    def copy_out(self, sandbox_path: str, host_path: Path, max_bytes: int | None = None) -> None:
         root, parts = self._confined(sandbox_path)
         try:
-            confined.copy_out(root, parts, Path(host_path))
+            confined.copy_out(root, parts, Path(host_path), max_bytes or COPY_LIMIT_BYTES)
         except FileNotFoundError:
             raise FileNotFoundError(sandbox_path) from None
 

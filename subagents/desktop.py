@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 
+from sandboxes.base import OSWORLD_SCREEN
+
 DEFAULT_TIMEOUT_S = 60.0
 SETTLE_CAP_S = 2.0
 """Longest wait for the screen to stop changing after an action (the reference demo always waits
@@ -19,7 +21,7 @@ SETTLE_CAP_S = 2.0
 class Desktop:
     """One sandbox's X desktop (Xvfb :1 + openbox), started on first use at `size`."""
 
-    def __init__(self, sandbox, size: tuple[int, int] = (1280, 720)):
+    def __init__(self, sandbox, size: tuple[int, int] = OSWORLD_SCREEN):
         self.sandbox = sandbox
         self.requested_size = (int(size[0]), int(size[1]))
         self.size: tuple[int, int] | None = None

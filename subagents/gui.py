@@ -106,16 +106,23 @@ class ScreenScale:
                 f"`{name}` {list(point)} is outside the screen: x must be in 0..{width - 1} and y "
                 f"in 0..{height - 1}."
             )
-        factor_x, factor_y = self.screen[0] / width, self.screen[1] / height
+        # Centre to centre: the screen pixel under the middle of the model's pixel, so
+        # to_model(to_screen(p)) == p for every point when the screenshot is scaled down.
         return (
-            min(self.screen[0] - 1, int(x * factor_x)),
-            min(self.screen[1] - 1, int(y * factor_y)),
+            min(self.screen[0] - 1, int((x + 0.5) * self.screen[0] / width)),
+            min(self.screen[1] - 1, int((y + 0.5) * self.screen[1] / height)),
         )
 
     def to_model(self, x: int, y: int) -> tuple[int, int]:
-        return round(x * self.declared[0] / self.screen[0]), round(
-            y * self.declared[1] / self.screen[1]
+        """Screen pixels -> the screenshot pixel that shows them."""
+        return (
+            min(self.declared[0] - 1, int((x + 0.5) * self.declared[0] / self.screen[0])),
+            min(self.declared[1] - 1, int((y + 0.5) * self.declared[1] / self.screen[1])),
         )
+
+
+EXACT_RATIO_KEEPS = 0.97
+"""An exact-ratio screenshot size is used when it keeps this share of the width."""
 
 
 def image_limits(model_name: str) -> tuple[int, float | None]:
@@ -132,13 +139,22 @@ def image_limits(model_name: str) -> tuple[int, float | None]:
 
 
 def screen_scale(width: int, height: int, model_name: str) -> ScreenScale:
-    """`scale = min(1, long_edge_limit / long_edge, sqrt(pixel_budget / (w * h)))`."""
+    """`scale = min(1, long_edge_limit / long_edge, sqrt(pixel_budget / (w * h)))`, then rounded
+    down to a size with the screen's exact aspect ratio (1920x1080 -> 16m x 9m), so both axes
+    share one factor, as OSWorld's 1920x1080 -> 1280x720; a ratio with no such size near the
+    limit (1366x768 -> 683x384 at best) keeps the floored size."""
     long_edge, pixels = image_limits(model_name)
     scale = min(1.0, long_edge / max(width, height))
     if pixels is not None:
         scale = min(scale, math.sqrt(pixels / (width * height)))
     # floor, with a hair of slack so 3000 * (1568 / 3000) stays 1568 despite float rounding
     declared = (max(1, int(width * scale + 1e-6)), max(1, int(height * scale + 1e-6)))
+    if scale < 1.0:
+        step = math.gcd(width, height)
+        steps = int(declared[0] * step / width + 1e-6)
+        exact = (width // step * steps, height // step * steps)
+        if exact[0] >= declared[0] * EXACT_RATIO_KEEPS:
+            declared = exact
     return ScreenScale((width, height), declared)
 
 

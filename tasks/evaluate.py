@@ -13,10 +13,14 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 import tasks.metrics  # noqa: F401  (registers every metric)
 from harness.kernel.core import StateActError, ToolError
+from sandboxes import SandboxError
+from sandboxes.agent_files import FileLimitError, clip
+from tasks.agent_code import agent_sandbox_is
+from tasks.eval_failure import EvaluationFailed
 from tasks.getters import GetterContext, StateSource, run_getter
 from tasks.metrics.registry import METRICS
 from tasks.schema import Task
@@ -34,6 +38,12 @@ class MetricResult(BaseModel):
     """Its value in [0, 1]; 0 when it could not be computed."""
     error: str | None = None
     """Why it could not be computed, if it could not."""
+    inputs: dict | None = None
+    """What it compared, for the trajectory page: `result` and `expected` (a short preview of each
+    fetched value: text, or a file's name and size) and the metric's `options`."""
+    evaluation_failed: bool = Field(default=False, exclude=True)
+    """The machine could not run the evaluation's command (fork bomb, killed, out of time); not
+    in records, where the task's status says it."""
 
 
 class EvalResult(BaseModel):
@@ -45,6 +55,9 @@ class EvalResult(BaseModel):
     """Each metric of the evaluator, in order."""
     error: str | None = None
     """A task-level problem (the first metric error), if any."""
+    failure: str | None = None
+    """Why the evaluation itself could not run (the first such metric), if it could not: the
+    score is then no verdict on the work."""
 
 
 def combine(values: list[float], conj: str) -> float:
@@ -81,26 +94,60 @@ def run_metric(name: str, result_spec, expected_spec, options, ctx: GetterContex
 
 def apply_metric(name: str, fetch_result, fetch_expected, options) -> MetricResult:
     """Metric `name` on the values the fetch callables return (no `fetch_expected`: no expected)."""
+    inputs: dict = {"options": options} if options else {}
     try:
         fn = METRICS.get(name)
         if fn is None:
             return MetricResult(name=name, value=0.0, error=f"unknown metric {name!r}")
         result = fetch_result()
+        inputs["result"] = value_preview(result)
         kwargs = options if isinstance(options, dict) else {}
         if fetch_expected is not None:
-            value = float(fn(result, fetch_expected(), **kwargs))
+            expected = fetch_expected()
+            inputs["expected"] = value_preview(expected)
+            value = float(fn(result, expected, **kwargs))
         else:
             value = float(fn(result, **kwargs))
         if not 0.0 <= value <= 1.0:
             return MetricResult(
-                name=name, value=0.0, error=f"metric {name} returned {value}, outside [0, 1]"
+                name=name,
+                value=0.0,
+                error=f"metric {name} returned {value}, outside [0, 1]",
+                inputs=inputs,
             )
-        return MetricResult(name=name, value=value)
+        return MetricResult(name=name, value=value, inputs=inputs)
+    except FileLimitError as exc:  # the agent's file is past what the harness reads: a 0, its doing
+        return MetricResult(name=name, value=0.0, error=clip(str(exc)), inputs=inputs or None)
+    except (EvaluationFailed, SandboxError) as exc:  # no verdict: the machine failed the checker
+        return MetricResult(
+            name=name,
+            value=0.0,
+            error=clip(str(exc)),
+            inputs=inputs or None,
+            evaluation_failed=True,
+        )
     except Exception as exc:  # noqa: BLE001 -- a task's scoring must never crash the run
         reason = str(exc) or type(exc).__name__
         if not isinstance(exc, StateActError | ToolError):
             reason = f"{type(exc).__name__}: {reason}"
-        return MetricResult(name=name, value=0.0, error=reason)
+        # The reason may quote the agent's file (a parser's message): a few KiB reach the record.
+        return MetricResult(name=name, value=0.0, error=clip(reason), inputs=inputs or None)
+
+
+PREVIEW_CHARS = 300
+
+
+def value_preview(value) -> str:
+    """A getter's value in a few words: a fetched file as its name and size, else its text."""
+    if isinstance(value, str | Path) and len(str(value)) < 4096:
+        path = Path(value)
+        try:
+            if path.is_absolute() and path.is_file():
+                return f"file {path.name} ({path.stat().st_size:,} bytes)"
+        except OSError:
+            pass
+    text = repr(value)  # quotes show where a string ends (a trailing newline, spaces)
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
 def run_metric_value(name: str, result, expected, options) -> float:
@@ -131,7 +178,12 @@ def evaluate(
         return EvalResult(
             score=0.0, metrics=results, error="the agent declared a feasible task infeasible"
         )
-    with tempfile.TemporaryDirectory(prefix="stateact-eval-") as scratch:
+    # Agent code a metric runs goes to a throwaway sandbox of the agent's image (agent_code.py).
+    agent_config = getattr(getattr(source, "sandbox", None), "config", None)
+    with (
+        agent_sandbox_is(agent_config),
+        tempfile.TemporaryDirectory(prefix="stateact-eval-") as scratch,
+    ):
         base = Path(work_dir) if work_dir is not None else Path(scratch)
         results = []
         specs = zip(
@@ -148,4 +200,5 @@ def evaluate(
             results.append(run_metric(name, result_spec, expected_spec, options, ctx))
     score = combine([m.value for m in results], evaluator.conj)
     first_error = next((f"{m.name}: {m.error}" for m in results if m.error), None)
-    return EvalResult(score=score, metrics=results, error=first_error)
+    failure = next((f"{m.name}: {m.error}" for m in results if m.evaluation_failed), None)
+    return EvalResult(score=score, metrics=results, error=first_error, failure=failure)

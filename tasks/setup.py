@@ -9,6 +9,7 @@ GUI programs need the desktop: before the first GUI step the sandbox's `stateact
 from __future__ import annotations
 
 import logging
+import posixpath
 import re
 import shlex
 import time
@@ -17,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harness.kernel.core import StateActError, ToolError
-from sandboxes.base import SANDBOX_HOME, SANDBOX_USER, Sandbox
+from sandboxes.base import OSWORLD_SCREEN, SANDBOX_HOME, SANDBOX_USER, Sandbox
 from sandboxes.toolbox.observer import DESKTOP_ENV_FILE, SAFE_DESKTOP_ENV
 from tasks.apps import launched_program
 from tasks.cache import confined, resolve_source
@@ -30,6 +31,7 @@ from tasks.setup_windows import (
     window_activate_script,
     window_close_script,
 )
+from tasks.start_state import prepare_start_state
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +111,12 @@ def default_placeholders(width: int, height: int, password: str = "password") ->
     }
 
 
+def sandbox_screen(sandbox: Sandbox) -> tuple[int, int]:
+    """The screen size the sandbox was configured with (OSWorld's when it names none)."""
+    size = getattr(getattr(sandbox, "config", None), "display_size", None) or OSWORLD_SCREEN
+    return int(size[0]), int(size[1])
+
+
 def substitute_placeholders(value: Any, placeholders: dict[str, str]) -> Any:
     """`{NAME}` replaced by its value in every string inside `value`; other text is left alone."""
     if isinstance(value, str):
@@ -126,6 +134,16 @@ def open_command(path: str) -> list[str]:
     """The command that opens `path` with its desktop application."""
     mode = OFFICE_MODES.get(PurePosixPath(path).suffix.lower())
     return ["soffice", mode, path] if mode else ["xdg-open", path]
+
+
+def sandbox_target(path: str) -> str:
+    """A step's file path as OSWorld's server resolves it: `~` and `$HOME` are the user's home,
+    and a relative path is relative to the server's working folder, the home (`eval.sh` is
+    /home/user/eval.sh). The result is absolute and normalised, so it stays a path inside the
+    sandbox (a `..` past the root stops at /)."""
+    path = re.sub(r"^~(?=/|$)", SANDBOX_HOME, path.strip())
+    path = re.sub(r"\$(HOME\b|\{HOME\})", SANDBOX_HOME, path)
+    return "/" + posixpath.normpath(posixpath.join(SANDBOX_HOME, path)).lstrip("/")
 
 
 def command_text(command: str | list[str]) -> str:
@@ -192,8 +210,8 @@ class SetupRunner:
         ):
             self.desktop_missing = True
             return
-        width = self.placeholders.get("SCREEN_WIDTH", 1280)
-        height = self.placeholders.get("SCREEN_HEIGHT", 720)
+        width = self.placeholders.get("SCREEN_WIDTH", OSWORLD_SCREEN[0])
+        height = self.placeholders.get("SCREEN_HEIGHT", OSWORLD_SCREEN[1])
         size = f"{width}x{height}"
         self.must(
             f"stateact-desktop start {size}{make_folders}",
@@ -231,20 +249,17 @@ class SetupRunner:
     def download(self, params: dict) -> None:
         for item in params.get("files", []):
             host = resolve_source(str(item["url"]), self.task, self.cache_dir)
-            path = str(item["path"])
+            path = sandbox_target(str(item["path"]))
             self.must(
                 f"mkdir -p {shlex.quote(str(PurePosixPath(path).parent))}",
                 f"making the folder for {path}",
             )
+            # The backend writes the file as the user (owned by the user, as OSWorld's download
+            # leaves it): no root step follows a path the agent could have planted.
             self.sandbox.copy_in(host, path)
-            code, _ = self.sandbox.exec(
-                ["chown", f"{SANDBOX_USER}:{SANDBOX_USER}", path], user="root"
-            )
-            if code != 0 and self.bash(f"test -O {shlex.quote(path)}")[0] != 0:
-                raise StateActError(f"{path} could not be given to user {SANDBOX_USER}")
 
     def open(self, params: dict) -> None:
-        command = open_command(str(params["path"]))
+        command = open_command(sandbox_target(str(params["path"])))
         self.start_with_window(command_text(command), opens_a_window(command[0]))
 
     def launch(self, params: dict) -> None:
@@ -378,10 +393,12 @@ def run_setup(
         sandbox,
         task,
         cache_dir,
-        placeholders or default_placeholders(1280, 720),
+        placeholders or default_placeholders(*sandbox_screen(sandbox)),
         outputs_dir,
         before_agent=before_agent,
     )
+    if before_agent:
+        prepare_start_state(task, sandbox)
     for index, step in enumerate(steps):
         runner.run(index, step)
     return runner

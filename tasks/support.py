@@ -12,11 +12,13 @@ from urllib.parse import urlparse
 
 import tasks.metrics  # noqa: F401  (registers every metric)
 from harness.kernel.core import StateActError
+from sandboxes.images.programs import declared_programs
 from tasks.apps import missing_apps
 from tasks.cache import HOST_PATHS_HINT, find_cached, is_url, local_reference
 from tasks.getters import GETTERS, as_list
 from tasks.metrics.registry import METRICS
 from tasks.metrics.table import RULES as TABLE_RULES
+from tasks.programs import missing_programs, root_reasons
 from tasks.schema import SetupStep, Task, load_task
 from tasks.setup import STEP_TYPES
 
@@ -179,12 +181,15 @@ def task_blockers(
     apps: set[str] | dict[str, str] | None = None,
     image: str = "desktop",
     network: bool = False,
+    *,
+    agent_sudo: bool = False,
 ) -> list[str]:
     """Every reason this harness cannot run `task`, without repeats; empty when it can.
 
-    `apps` are the applications the chosen image declares (None: not checked). Gaps of the harness
-    (accounts, live web, applications, steps, getters, metrics) come before missing input files,
-    which only need a filled cache dir.
+    `apps` are the applications the chosen image declares (None: not checked; then its programs
+    are not checked either). A task whose check reads state only root changes needs `agent_sudo`.
+    Gaps of the harness (accounts, live web, root, applications, programs, steps, getters, metrics)
+    come before missing input files, which only need a filled cache dir.
     """
     reasons: list[str] = []
     if task.proxy and not network:
@@ -192,11 +197,18 @@ def task_blockers(
     steps = [*task.config, *task.evaluator.postconfig]
     for step in steps:
         reasons += step_reasons(step, network)
+    if not agent_sudo:
+        reasons += [f"needs root: {reason}; add --agent-sudo" for reason in root_reasons(task)]
     if apps is not None:
-        reasons += [
-            f"application missing from the image {image}: {name}"
-            for name in missing_apps(task, apps)
-        ]
+        absent = missing_apps(task, apps)
+        reasons += [f"application missing from the image {image}: {name}" for name in absent]
+        programs = declared_programs(image)
+        if programs is not None:  # a launched application already named above is not repeated
+            reasons += [
+                f"program missing from the image {image}: {name}"
+                for name in missing_programs(task, programs)
+                if name not in absent
+            ]
     evaluator = task.evaluator
     aligned = list(
         zip(
@@ -224,9 +236,12 @@ def unsupported_reason(
     apps: set[str] | dict[str, str] | None = None,
     image: str = "desktop",
     network: bool = False,
+    *,
+    agent_sudo: bool = False,
 ) -> str | None:
     """The first reason this harness cannot run `task` (see task_blockers), or None when it can."""
-    return next(iter(task_blockers(task, cache_dir, apps, image, network)), None)
+    blockers = task_blockers(task, cache_dir, apps, image, network, agent_sudo=agent_sudo)
+    return next(iter(blockers), None)
 
 
 def reason_kind(reason: str) -> str:
@@ -241,6 +256,8 @@ def dry_run_record(
     apps: set[str] | dict[str, str] | None = None,
     image: str = "desktop",
     network: bool = False,
+    *,
+    agent_sudo: bool = False,
 ) -> dict:
     """One line of `suite --dry-run`: id, path, domain, runnable, every reason. Never raises.
 
@@ -252,7 +269,7 @@ def dry_run_record(
         task = load_task(path)
         task.allow_host_paths = allow_host_paths
         record["id"] = task.id
-        reasons = task_blockers(task, cache_dir, apps, image, network)
+        reasons = task_blockers(task, cache_dir, apps, image, network, agent_sudo=agent_sudo)
     except StateActError as exc:
         reasons = [f"broken task file: {exc}"]
     except Exception as exc:  # noqa: BLE001 -- a dry run reports, it never crashes

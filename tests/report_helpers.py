@@ -133,12 +133,15 @@ class Browser:
         self.browser = browser
 
     def open(self, path: Path, screenshot: Path | None = None, width: int = 1400):
+        return self.open_url(Path(path).resolve().as_uri(), screenshot, width)
+
+    def open_url(self, url: str, screenshot: Path | None = None, width: int = 1400):
         page = self.browser.new_page(viewport={"width": width, "height": 1000})
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
-        page.goto(Path(path).resolve().as_uri())
+        page.goto(url)
         page.wait_for_load_state("load")
         if screenshot is not None:
             page.screenshot(path=str(screenshot), full_page=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import glob
+import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,7 @@ from tasks.schema import Task, load_task
 from tasks.support import check_references
 
 from .batch_item import BatchItem, BatchJob, ModelFactory, run_item
+from .outdir import IDENTITY_NAME, LOCK_NAME, OutLock, check_identity, run_identity
 from .ray.batch import run_items_on_ray
 from .ray.cluster import RayOptions
 
@@ -59,14 +61,35 @@ def expand_inputs(patterns: list[str | Path]) -> list[Path]:
     return files
 
 
+TEMPLATE_PATH = re.compile(
+    r"(?:(?:~|/home/user)/[^\s\"'`]*)?\{(?:file|name|stem)\}[^\s\"'`,;:()<>\[\]|]*"
+)
+"""A placeholder, with the path it is part of (`/home/user/{stem}-out.xlsx`)."""
+
+
 def fill_instruction(instruction: str, sandbox_path: str) -> str:
-    """Fill `{file}` (sandbox path), `{name}` (file name) and `{stem}` (name without extension)."""
+    """Fill `{file}` (sandbox path), `{name}` (file name) and `{stem}` (name without extension).
+
+    A filled path with a space in it is put in double quotes, so the gate and the output
+    detection read `"/home/user/sales 1.xlsx"` as one path.
+    """
     pure = PurePosixPath(sandbox_path)
     if "{file}" not in instruction and "{name}" not in instruction:
-        instruction = f"{instruction.strip()}\n\nThe file is {sandbox_path}."
-    for key, value in (("{file}", sandbox_path), ("{name}", pure.name), ("{stem}", pure.stem)):
-        instruction = instruction.replace(key, value)
-    return instruction
+        instruction = f"{instruction.strip()}\n\nThe file is {{file}}."
+    values = (("{file}", sandbox_path), ("{name}", pure.name), ("{stem}", pure.stem))
+
+    def fill(match: re.Match) -> str:
+        token = match.group(0)
+        trailing = token[len(token.rstrip(".")) :]
+        text = token[: len(token) - len(trailing)]
+        for key, value in values:
+            text = text.replace(key, value)
+        is_path = text.startswith(("/", "~"))
+        if is_path and any(c.isspace() for c in text):
+            text = f'"{text}"'
+        return text + trailing
+
+    return TEMPLATE_PATH.sub(fill, instruction)
 
 
 def plan_batch(instruction: str, files: list[Path], out_dir: Path) -> list[BatchItem]:
@@ -88,7 +111,7 @@ def plan_batch(instruction: str, files: list[Path], out_dir: Path) -> list[Batch
         output_name = PurePosixPath(output_sandbox).name
         if output_name in ("", ".", ".."):
             raise StateActError(f"the output {output_sandbox} does not name a file.")
-        if output_name in (SUMMARY_NAME, RUNS_DIR):
+        if output_name in (SUMMARY_NAME, RUNS_DIR, IDENTITY_NAME, LOCK_NAME):
             raise StateActError(
                 f"the output name {output_name} is reserved for the batch's own files."
             )
@@ -140,6 +163,8 @@ class BatchOptions:
     """Called with each file's row as it is done."""
     ray: RayOptions | None = None
     """Run each file as a Ray task on a cluster's node (see `harness.apps.ray.batch`)."""
+    force: bool = False
+    """Resume OUT even when its model, preset or control mode differ from this batch's."""
 
 
 def run_batch(
@@ -150,9 +175,10 @@ def run_batch(
     options: BatchOptions | None = None,
 ) -> list[dict]:
     """Run `instruction` on every file; writes OUT (outputs, runs/, summary.csv) and returns its
-    rows."""
+    rows. OUT is locked while the batch writes it, and a resumed batch must keep its model, preset
+    and control mode (OUT/run.json) unless `options.force` (`harness.apps.outdir`)."""
     options = options or BatchOptions()
-    parallel, resume, on_result = options.parallel, options.resume, options.on_result
+    parallel, resume = options.parallel, options.resume
     if parallel < 1:
         raise StateActError("--parallel must be at least 1.")
     check_parallel_network(config.sandbox, parallel)
@@ -162,21 +188,30 @@ def run_batch(
     if check_task is not None:
         check_task.allow_host_paths = config.allow_host_paths
         check_references(check_task, Path(config.cache_dir) if config.cache_dir else None)
-    if not resume:
-        started = [
-            item.run_dir for item in items if item.run_dir.exists() and any(item.run_dir.iterdir())
-        ]
-        if started:
-            raise StateActError(
-                f"{out_dir} already holds runs (for example {started[0]}); pass "
-                "--resume to keep them or choose another --out."
-            )
-    out_dir.mkdir(parents=True, exist_ok=True)
+    with OutLock(out_dir, "a batch"):
+        if not resume:
+            started = [i.run_dir for i in items if i.run_dir.exists() and any(i.run_dir.iterdir())]
+            if started:
+                raise StateActError(
+                    f"{out_dir} already holds runs (for example {started[0]}); pass "
+                    "--resume to keep them or choose another --out."
+                )
+        sources = [str(item.source) for item in items]
+        identity = run_identity(config.model, config.preset, config.control, sources)
+        check_identity(out_dir, identity, resume, options.force)
+        return _run_items(items, out_dir, config, check_task, options)
+
+
+def _run_items(items, out_dir: Path, config, check_task, options: BatchOptions) -> list[dict]:
+    """Run the planned items into the locked OUT."""
+    parallel, on_result = options.parallel, options.on_result
     table = SummaryTable(
         out_dir / SUMMARY_NAME, [item.name for item in items], check_task is not None
     )
 
-    job = BatchJob(config, check_task, resume, options.model_factory, options.gate_model_factory)
+    job = BatchJob(
+        config, check_task, options.resume, options.model_factory, options.gate_model_factory
+    )
 
     def one(item: BatchItem, row: dict | None = None) -> dict:
         if row is None:

@@ -1,20 +1,31 @@
 """The oracle: `--model script/oracle` plays each task's reference solution as a scripted
-conversation.
+conversation; `--model script/oracle-wrong` plays its wrong variant (a plausible mistake).
 
 It is not a model. It exists to check a suite end to end (setup, tools, gate structure, checker,
 records) with the answers known: a suite whose oracle does not score 1 has a broken task, fixture or
 checker. The reference solution of a task is `solutions/<task id>.sh` beside the suite's `tasks/`
-folder; a task without one (or whose checker expects `infeasible`) is declared infeasible.
+folder; a task whose checker expects `infeasible` is declared infeasible, and any other task
+without a solution is refused (StateActError: there is nothing to play).
+
+OSWorld's public task files carry no solutions, so theirs are kept in StateAct, keyed by task id:
+`tasks/suites/osworld-oracle/<task id>/right.sh` and `wrong.sh` (see its README). Such a script
+decides the finish itself: a line `# oracle: infeasible` declares the task infeasible, as an agent
+that read the instruction would, instead of trusting the checker's `infeasible`. A task with no
+wrong variant does nothing under `script/oracle-wrong` (a wrong answer too).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from harness.kernel.core import StateActError
 from harness.models.scripted import ScriptedModel
 from tasks.schema import Task
 
 ORACLE_SPEC = "script/oracle"
+WRONG_SPEC = "script/oracle-wrong"
+OSWORLD_SOLUTIONS = Path(__file__).resolve().parents[2] / "tasks" / "suites" / "osworld-oracle"
+INFEASIBLE_MARK = "# oracle: infeasible"
 SCRIPT_PATH = "/tmp/stateact-oracle.sh"
 NOTICE = "The oracle plays the tasks' reference solutions (solutions/<id>.sh), not a model."
 # The setup may have opened the task's documents in LibreOffice; the scripts edit the files on disk,
@@ -27,7 +38,23 @@ INSPECT_ONLY = ("ls -la /home/user", "df -h /home/user", "id")
 
 
 def is_oracle(spec: str | None) -> bool:
-    return (spec or "").strip().lower() == ORACLE_SPEC
+    return (spec or "").strip().lower() in (ORACLE_SPEC, WRONG_SPEC)
+
+
+def variant_of(spec: str | None) -> str:
+    """`right` for script/oracle, `wrong` for script/oracle-wrong."""
+    return "wrong" if (spec or "").strip().lower() == WRONG_SPEC else "right"
+
+
+def osworld_solution_path(task: Task, variant: str = "right") -> Path | None:
+    """The bundled OSWorld solution `<task id>/<variant>.sh`, or None."""
+    if not task.id or "\x00" in task.id or "/" in task.id or task.id in (".", ".."):
+        return None
+    path = OSWORLD_SOLUTIONS / task.id / f"{variant}.sh"
+    try:
+        return path if path.is_file() else None
+    except OSError:  # a name too long for the file system
+        return None
 
 
 def solution_path(task: Task) -> Path | None:
@@ -50,10 +77,19 @@ def _call(name: str, **params) -> dict:
     return {"tool_calls": [{"name": name, "input": params}]}
 
 
-def oracle_turns(task: Task) -> list[dict]:
+def oracle_turns(task: Task, variant: str = "right") -> list[dict]:
     """plan, close open documents, write the script, run it, list the home folder, finish
     (infeasible without a script)."""
+    bundled = osworld_solution_path(task, variant)
+    if bundled is not None or variant == "wrong":
+        return osworld_turns(task, bundled)
     script = solution_path(task)
+    if script is None and not expects_infeasible(task):
+        raise StateActError(
+            f"the oracle has no reference solution for task {task.id} (it plays "
+            f"solutions/{task.id}.sh beside the suite's tasks/ folder, and this task's checker "
+            "does not expect `infeasible`)."
+        )
     infeasible = script is None or expects_infeasible(task)
     goal = (
         "declare the task infeasible"
@@ -80,8 +116,41 @@ def oracle_turns(task: Task) -> list[dict]:
     return [*turns, _call("finish", **finish)]
 
 
-def oracle_model(task: Task) -> ScriptedModel:
-    return ScriptedModel(oracle_turns(task), name=ORACLE_SPEC)
+# An OSWorld solution may restart an application and wait for it; the bash tool's default is 180 s.
+SCRIPT_TIMEOUT_S = 600
+
+
+def osworld_turns(task: Task, script: Path | None) -> list[dict]:
+    """plan, write the script, run it, look, finish; the script's own mark says infeasible.
+    Nothing is closed first: OSWorld's solutions often act through the running application."""
+    if script is None:
+        turns = [_call("plan", items=[{"text": "do nothing", "status": "in_progress"}])]
+        turns += [_call("bash", command=command) for command in INSPECT_ONLY]
+        return [*turns, _call("finish", summary="oracle: no wrong variant, nothing done")]
+    text = script.read_text()
+    infeasible = any(line.strip() == INFEASIBLE_MARK for line in text.splitlines())
+    goal = f"run {script.parent.name}/{script.name}"
+    turns = [
+        _call("plan", items=[{"text": goal, "status": "in_progress"}]),
+        _call("str_replace_based_edit_tool", command="create", path=SCRIPT_PATH, file_text=text),
+        _call("bash", command=f"bash {SCRIPT_PATH}", timeout=SCRIPT_TIMEOUT_S),
+        _call("bash", command="ls -la /home/user"),
+    ]
+    finish = {"summary": f"oracle: {goal}"}
+    if infeasible:
+        finish["infeasible"] = True
+    return [*turns, _call("finish", **finish)]
+
+
+def oracle_model(task: Task, variant: str = "right") -> ScriptedModel:
+    name = WRONG_SPEC if variant == "wrong" else ORACLE_SPEC
+    return ScriptedModel(oracle_turns(task, variant), name=name)
+
+
+def oracle_model_factory(spec: str | None):
+    """The per-task model factory for an oracle spec."""
+    variant = variant_of(spec)
+    return lambda task: oracle_model(task, variant)
 
 
 def oracle_gate_model(task: Task) -> ScriptedModel:

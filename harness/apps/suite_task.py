@@ -123,6 +123,7 @@ class TaskExecutor:
             apps=image_apps(sandbox.backend, sandbox.image),
             image=definition_name(sandbox.image),
             network=sandbox.network,
+            agent_sudo=sandbox.agent_sudo,
         )
         if reason is not None:
             return write_bare(run_dir, bare_result(task.id, "unsupported", reason))

@@ -26,9 +26,12 @@ COMMANDS = {
     "mcp": "run an MCP server (stdio) exposing sandboxes and the finish gate",
     "memory": "list, show or forget the lessons a --memory folder keeps",
     "report": "summarize a run directory or a suite directory",
+    "view": "serve a suite's report and trajectories on 127.0.0.1, refreshing while it runs",
     "sandbox": "run a command or a shell in a fresh sandbox",
     "image": "build or list the sandbox images",
     "cache": "download the files tasks name into a cache folder",
+    "experiment": "run an experiment's arms as suites and write its tables",
+    "audit": "play built-in adversarial agents against a suite and report the tasks they game",
 }
 
 
@@ -54,9 +57,25 @@ def chosen_command(argv: list[str]) -> str:
     return next((word for word in argv if not word.startswith("-")), "")
 
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The parsed command line, over the defaults a `--config` file and `-c` pairs give."""
+    command = chosen_command(argv)
+    parser = build_parser(command)
+    # Commands that take a run config (`--config`, `-c`) say so with `apply_run_config`; only the
+    # chosen command's module is loaded, so the others pay nothing for it.
+    apply_run_config = getattr(sys.modules.get(f"harness.cli.{command}"), "apply_run_config", None)
+    if apply_run_config is not None:
+        apply_run_config(parser, command, argv)
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(chosen_command(argv)).parse_args(argv)
+    try:
+        args = parse(argv)
+    except StateActError as exc:
+        print(f"stateact: error: {visible(exc)}", file=sys.stderr)
+        return 2
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
@@ -70,9 +89,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("stateact: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`stateact suite … --dry-run | head`): stop quietly, as Unix
+        # filters do; stdout is pointed at /dev/null so the interpreter's final flush is silent.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:
         if os.environ.get("STATEACT_DEBUG"):
             raise
+        if type(exc).__module__.startswith("docker."):  # the engine's answer is the sentence
+            print(f"stateact: error: the Docker engine said: {visible(exc)}", file=sys.stderr)
+            return 1
         print(
             f"stateact: internal error: {type(exc).__name__}: {visible(exc)} "
             "(set STATEACT_DEBUG=1 for the traceback)",

@@ -67,6 +67,6 @@ def check(args: argparse.Namespace) -> dict:
     return {
         "task_id": task.id,
         "score": result.score,
-        "metrics": [m.model_dump() for m in result.metrics],
+        "metrics": [m.model_dump(exclude={"inputs"}) for m in result.metrics],  # the contract
         "error": result.error,
     }

@@ -14,6 +14,7 @@ from harness.kernel.display import visible
 from harness.kernel.records import load_events
 from harness.reports.compare import compare_dirs
 from harness.reports.compare_view import print_comparison, write_compare_html
+from harness.reports.summary import summary_line
 from harness.tools.plan import MARKS
 
 
@@ -81,6 +82,10 @@ def summarize_run(run_dir: Path) -> dict:
     }
 
 
+def _dollars(value) -> str:
+    return "unknown (no price)" if value is None else f"${float(value):.4f}"
+
+
 def render(summary: dict) -> str:
     result = summary["result"]
     lines = [
@@ -89,7 +94,7 @@ def render(summary: dict) -> str:
         f"  status:  {result.get('status')}"
         + (f" — {result['error']}" if result.get("error") else ""),
         f"  score:   {result.get('score')}",
-        f"  cost:    ${result.get('cost_usd', 0):.4f} ({result.get('input_tokens', 0):,} tokens "
+        f"  cost:    {_dollars(result.get('cost_usd'))} ({result.get('input_tokens', 0):,} tokens "
         f"in, {result.get('output_tokens', 0):,} out)",
         f"  time:    {result.get('duration_s', 0):.1f} s",
         "  turns:   " + ", ".join(f"{a} {n}" for a, n in summary["turns_by_agent"].items()),
@@ -108,6 +113,37 @@ def render(summary: dict) -> str:
     return "\n".join(visible(line) for line in lines)
 
 
+def render_suite(summary: dict, path: Path) -> str:
+    """A suite's summary.json for a person: the totals, statuses, domains, trials, the report."""
+    lines = [
+        f"suite {path}: {summary.get('model')} ({summary.get('preset')}, {summary.get('control')})",
+        "  " + summary_line(summary),
+    ]
+    statuses = summary.get("status_counts") or {}
+    if statuses:
+        lines.append("  statuses: " + ", ".join(f"{k} {v}" for k, v in statuses.items()))
+    if summary.get("errors"):
+        lines.append(f"  errors: {summary['errors']} (rerun with --resume --retry-errors)")
+    if summary.get("unfinished"):
+        lines.append(f"  unfinished: {summary['unfinished']} (continue with --resume)")
+    trials = summary.get("trials")
+    if trials:
+        at_k = ", ".join(
+            f"pass@{k} {v:.3f}" for k, v in trials["pass_at_k"].items() if v is not None
+        )
+        lines.append(
+            f"  trials: {trials['trials']} per task; pass@1 {trials['pass_at_1']:.3f} "
+            f"± {trials['pass_at_1_stderr']:.3f} (standard error); {at_k}"
+        )
+    for domain, stats in (summary.get("by_domain") or {}).items():
+        lines.append(
+            f"  {domain:<12} {stats['successes']}/{stats['tasks']} succeeded, "
+            f"mean score {(stats['mean_score'] or 0):.3f}"
+        )
+    lines.append(f"  report: {path / 'report.html'} (or `stateact view {path}`); --json for all")
+    return "\n".join(lines)
+
+
 def run(args) -> int:
     if args.run_b is not None:
         return run_comparison(args)
@@ -118,7 +154,7 @@ def run(args) -> int:
         raise StateActError(f"{path} is not a directory.")
     if (path / "summary.json").exists():
         summary = json.loads((path / "summary.json").read_text())
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(summary, indent=2) if args.json else render_suite(summary, path))
         return 0
     summary = summarize_run(path)
     print(json.dumps(summary, indent=2, default=str) if args.json else render(summary))

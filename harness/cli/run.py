@@ -6,24 +6,31 @@ import json
 import sys
 from pathlib import Path
 
+from harness.apps.oracle import NOTICE, is_oracle, oracle_gate_model, oracle_model
+from harness.apps.run_options import config_from_options, options_from_args, render_trajectory
+from harness.apps.sandbox_options import add_sandbox_options
 from harness.control import CONTROLLERS
-from harness.control.lstc.gui import COORDINATE_SCALES, grounder_options
-from harness.control.memory import LessonStore
-from harness.kernel.core import StateActError, require_one_of
+from harness.control.lstc.gui import COORDINATE_SCALES
+from harness.kernel.core import StateActError
 from harness.kernel.display import visible
 from harness.kernel.records import safe_run_name
-from harness.models import endpoint_provider, make_model
-from harness.run.config import MAX_BEST_OF, PRESETS, RunConfig
+from harness.models import make_model
+from harness.models.pricing import check_cost_cap, unpriced_reason
+from harness.run.config import GATE_MODES, PRESETS, RunConfig
 from harness.runner import run_task
 from sandboxes import BACKENDS
 from sandboxes.base import HOST_NETWORK
 from tasks.schema import load_task
 from tasks.support import check_references
 
+from .config_file import apply_run_config
 from .progress import TurnProgress
-from .seed_options import add_seed_options, apply_seed_options
+from .seed_options import add_seed_options
 
 OK_STATUSES = ("completed", "infeasible")
+
+
+__all__ = ["apply_run_config", "register", "run"]
 
 
 def register(subparsers) -> None:
@@ -37,6 +44,7 @@ def register(subparsers) -> None:
     parser.add_argument("task", help="task JSON file (OSWorld format, or just id + instruction)")
     add_run_options(parser)
     add_selection_options(parser)
+    add_config_options(parser)
     parser.add_argument("--out", help="run directory (default runs/<task id>)")
     parser.add_argument(
         "--resume", action="store_true", help="continue an interrupted run in --out"
@@ -71,7 +79,23 @@ def add_run_options(parser) -> None:
     parser.add_argument(
         "--max-turns", type=int, default=150, help="main-agent turn budget (default 150)"
     )
-    parser.add_argument("--max-cost", type=float, help="stop when the run costs this many USD")
+    parser.add_argument(
+        "--max-cost",
+        type=float,
+        help="stop when the run costs this many USD (refused for a model without a known price)",
+    )
+    parser.add_argument(
+        "--price-in",
+        type=float,
+        metavar="USD",
+        help="input price in USD per million tokens (default: the genai-prices table)",
+    )
+    parser.add_argument(
+        "--price-out",
+        type=float,
+        metavar="USD",
+        help="output price in USD per million tokens (default: the genai-prices table)",
+    )
     parser.add_argument("--max-time", type=float, help="stop after this many seconds")
     parser.add_argument("--cache", help="folder with downloaded task files (OSWorld cache naming)")
     parser.add_argument(
@@ -106,6 +130,7 @@ def add_run_options(parser) -> None:
         "a 0-1000 grid (UI-TARS) or fractions 0-1",
     )
     add_host_paths_option(parser)
+    add_sandbox_options(parser)
     parser.add_argument(
         "--task-state",
         action="store_true",
@@ -129,6 +154,52 @@ def add_run_options(parser) -> None:
         help="give workers a finish gate of their own (the nested ablation)",
     )
     add_seed_options(parser)
+    add_experiment_options(parser)
+
+
+def add_experiment_options(parser) -> None:
+    """The options of the paper's comparison: the baseline, the paper's gate, the display."""
+    parser.add_argument(
+        "--gate-mode",
+        choices=list(GATE_MODES),
+        default="layered",
+        help="layered (default: structural checks and probes, then a model on a snapshot) or "
+        "paper (one model check on the live machine; structural checks only annotate the round)",
+    )
+    parser.add_argument(
+        "--keep-screenshots",
+        type=int,
+        default=3,
+        help="--control screenshot: screenshots kept in the history (default 3, as Anthropic's "
+        "reference loop; 0 keeps all)",
+    )
+    parser.add_argument(
+        "--screenshot-gate",
+        action="store_true",
+        help="--control screenshot: run the finish gate on finish (the baseline has none)",
+    )
+    parser.add_argument(
+        "--main-display",
+        action="store_true",
+        help="stateact mode: give the main agent's bash and Python the X display and session bus "
+        "(default: only the GUI specialist has the screen)",
+    )
+
+
+def add_config_options(parser) -> None:
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a YAML or TOML run config whose keys are this command's long options "
+        "(max_turns: 60); flags given here override it",
+    )
+    parser.add_argument(
+        "-c",
+        dest="set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="set one run-config key (repeatable; -c max_turns=60), over --config",
+    )
 
 
 def add_selection_options(parser) -> None:
@@ -156,69 +227,9 @@ def add_host_paths_option(parser) -> None:
 
 
 def build_config(args) -> RunConfig:
-    """A RunConfig from the shared command-line options, with bad values named in one sentence."""
-    require_one_of("sandbox backend", args.sandbox, BACKENDS)
-    require_one_of("preset", args.preset, PRESETS)
-    require_one_of("control mode", getattr(args, "control", "stateact"), tuple(CONTROLLERS))
-    if args.max_turns < 1:
-        raise StateActError("--max-turns must be at least 1.")
-    if getattr(args, "worker_depth", 1) not in (1, 2):
-        raise StateActError("--worker-depth must be 1 or 2.")
-    best_of = getattr(args, "best_of", 1)
-    if not 1 <= best_of <= MAX_BEST_OF:
-        raise StateActError(f"--best-of must be between 1 and {MAX_BEST_OF}.")
-    config = RunConfig(
-        model=args.model,
-        preset=args.preset,
-        cache_dir=args.cache,
-        control=getattr(args, "control", "stateact"),
-        allow_host_paths=bool(getattr(args, "allow_host_paths", False)),
-    )
-    config.task_state.enabled = bool(getattr(args, "task_state", False))
-    config.best_of = best_of
-    config.memory_dir = _memory_dir(getattr(args, "memory", None))
-    config.subagents.worker_depth = getattr(args, "worker_depth", 1)
-    config.subagents.nested_gate = bool(getattr(args, "nested_gate", False))
-    config.model_options.base_url = args.base_url
-    config.model_options.api_key = args.api_key
-    config.model_options.provider = endpoint_provider(args.model)
-    config.model_options.context_window = args.context_window
-    config.model_options = config.model_options.with_thinking(getattr(args, "thinking", "off"))
-    config.gate.model = args.gate_model
-    apply_seed_options(args, config)
-    config.sandbox.backend = args.sandbox
-    config.sandbox.image = args.image
-    config.sandbox.network = bool(getattr(args, "network", False))
-    config.sandbox.network_mode = getattr(args, "network_mode", HOST_NETWORK)
-    config.loop.max_turns = args.max_turns
-    config.loop.max_cost_usd = args.max_cost
-    config.loop.max_wall_s = args.max_time
-    grounder = getattr(args, "grounder", None)
-    if grounder:
-        if config.control != "lstc":
-            raise StateActError(
-                "--grounder gives the lstc mode its GUI channel; add --control lstc."
-            )
-        # fails fast on a bad spec or a missing key, as the main model does
-        make_model(
-            grounder, grounder_options(grounder, config.model_options, args.grounder_base_url)
-        )
-        config.lstc.grounder = grounder
-        config.lstc.grounder_base_url = args.grounder_base_url
-        config.lstc.grounder_coordinates = getattr(args, "grounder_coordinates", None) or "pixels"
-    elif getattr(args, "grounder_base_url", None) or getattr(args, "grounder_coordinates", None):
-        raise StateActError("--grounder-base-url and --grounder-coordinates need --grounder.")
-    return config
-
-
-def _memory_dir(value: str | None) -> str | None:
-    if value is None:
-        return None
-    path = Path(value).expanduser()
-    if path.exists() and not path.is_dir():
-        raise StateActError(f"--memory {value} is not a folder.")
-    LessonStore(path).close()  # a store that cannot be opened fails now, not after the run
-    return str(path.resolve())
+    """A RunConfig from the shared command-line options, validated by the same model as a run
+    config file and the Python API (`harness.apps.run_options`)."""
+    return config_from_options(options_from_args(args))
 
 
 def run(args) -> int:
@@ -226,7 +237,13 @@ def run(args) -> int:
     config = build_config(args)
     task.allow_host_paths = config.allow_host_paths
     check_references(task, Path(config.cache_dir) if config.cache_dir else None)
-    model = make_model(config.model, config.model_options)  # fail fast on a bad spec or missing key
+    gate_model = None
+    if is_oracle(config.model):  # the task's reference solution, as `suite` plays it
+        model, gate_model = oracle_model(task), oracle_gate_model(task)
+        print(NOTICE, file=sys.stderr)
+    else:
+        model = make_model(config.model, config.model_options)  # a bad spec or key fails now
+        check_cost_cap(model, config.model, config.loop.max_cost_usd)
     if config.best_of > 1:
         if args.resume:
             raise StateActError("--resume does not continue a --best-of run; start it again.")
@@ -239,8 +256,15 @@ def run(args) -> int:
         )
     with TurnProgress(task.id) as progress:
         result = run_task(
-            task, config, out, resume=args.resume, model=model, on_turn=progress.update
+            task,
+            config,
+            out,
+            resume=args.resume,
+            model=model,
+            gate_model=gate_model,
+            on_turn=progress.update,
         )
+    render_trajectory(out)
     print(
         json.dumps(
             {
@@ -251,5 +275,7 @@ def run(args) -> int:
     )
     if result.get("error"):
         print(f"stateact: {result['status']}: {visible(result['error'])}", file=sys.stderr)
-    print(f"run directory: {out}", file=sys.stderr)
+    if result.get("cost_usd") is None:
+        print(f"stateact: cost unknown: {unpriced_reason(config.model)}", file=sys.stderr)
+    print(f"run directory: {out} (trajectory: {out / 'trajectory.html'})", file=sys.stderr)
     return 0 if result["status"] in OK_STATUSES else 1

@@ -57,6 +57,9 @@ def _config(args) -> SandboxConfig:
     )
 
 
+TIMEOUT_FAILED = "timeout: failed to run command"
+
+
 def run_exec(args) -> int:
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv:
@@ -65,6 +68,11 @@ def run_exec(args) -> int:
         )
     with open_sandbox(_config(args)) as sandbox:
         code, output = sandbox.exec(argv, timeout=args.timeout)
+    if code in (126, 127) and TIMEOUT_FAILED in output:
+        # The wrapper could not start the command: say so in one sentence, not timeout's words.
+        problem = "is not a command in the sandbox" if code == 127 else "cannot be run"
+        print(f"stateact: error: {argv[0]} {problem}.", file=sys.stderr)
+        return code
     sys.stdout.write(output)
     sys.stdout.flush()
     return code

@@ -1,30 +1,15 @@
-"""The control modes' ablation switches on the command line (`run`, `suite`, `batch`, `code`).
-
-Each flag sets one field of the mode's config section; `RunConfig.options` records them all, so
-two arms of an ablation land in separate `summary.json` `by_option` groups.
-"""
+"""The control modes' ablation switches on the command line (`run`, `suite`, `batch`, `code`);
+`harness/apps/seed_options.py` applies them to the run's config."""
 
 from __future__ import annotations
 
-from harness.kernel.core import StateActError
-from harness.run.config import RunConfig
-
-ON_OFF = ("on", "off")
-LSTC_ABLATIONS = {
-    "l2s": ("l2s", False),
-    "s2l": ("s2l", False),
-    "suppression": ("suppression", False),
-    "abstraction": ("abstraction", "lines"),
-    "refinement": ("refinement", False),
-    "final-verification": ("final_verification", False),
-}
-"""`--lstc-without NAME` -> the `lstc` field and the value that removes the mechanism."""
-STRUCTAGENT_ABLATIONS = {
-    "verifier": ("verifier", "off"),
-    "memory": ("memory", False),
-    "bbon": ("judge", False),
-}
-"""`--structagent-without NAME` -> the `structagent` field and its ablated value."""
+from harness.apps.seed_options import (
+    GRAINS,
+    LSTC_ABLATIONS,
+    ON_OFF,
+    STRUCTAGENT_ABLATIONS,
+    VERIFIERS,
+)
 
 
 def add_seed_options(parser) -> None:
@@ -36,7 +21,7 @@ def add_seed_options(parser) -> None:
     )
     parser.add_argument(
         "--andor-grain",
-        choices=("op", "subtask"),
+        choices=GRAINS,
         default="subtask",
         help="andor: an action node is one browser/GUI operation (op, the paper's grain) or a "
         "whole worker or specialist loop (subtask, default)",
@@ -63,7 +48,7 @@ def add_seed_options(parser) -> None:
     )
     parser.add_argument(
         "--structagent-verifier",
-        choices=("structured", "visual"),
+        choices=VERIFIERS,
         default="structured",
         help="structagent: the verifier that commits subgoals: structured probes with a model "
         "verifier they override (default) or the screenshot-only visual verifier",
@@ -75,29 +60,3 @@ def add_seed_options(parser) -> None:
         metavar="MECHANISM",
         help=f"structagent: remove one mechanism (repeatable): {', '.join(STRUCTAGENT_ABLATIONS)}",
     )
-
-
-def apply_seed_options(args, config: RunConfig) -> None:
-    """Set the switches from `args` (bad names are one sentence, a `StateActError`)."""
-    config.stall.enabled = not getattr(args, "no_stall", False)
-    config.andor.grain = getattr(args, "andor_grain", "subtask")
-    config.andor.repair = getattr(args, "andor_repair", "on") == "on"
-    config.andor.alternatives = getattr(args, "andor_or", "on") == "on"
-    config.structagent.verifier = getattr(args, "structagent_verifier", "structured")
-    _ablate(config.lstc, "--lstc-without", getattr(args, "lstc_without", []), LSTC_ABLATIONS)
-    _ablate(
-        config.structagent,
-        "--structagent-without",
-        getattr(args, "structagent_without", []),
-        STRUCTAGENT_ABLATIONS,
-    )
-
-
-def _ablate(section, flag: str, names: list[str], table: dict) -> None:
-    for name in names:
-        if name not in table:
-            raise StateActError(
-                f"{flag} {name!r} is not a mechanism; use one of {', '.join(table)}."
-            )
-        field, value = table[name]
-        setattr(section, field, value)

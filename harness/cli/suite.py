@@ -10,18 +10,21 @@ from collections import Counter
 from pathlib import Path
 
 from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+from harness.apps.outdir import ERROR_STATUSES, ResultsFile, parse_fail_on_error, summary_exit_code
 from harness.apps.ray.suite import run_suite_on_ray
+from harness.apps.selection import Selection, SuiteOptions
 from harness.apps.suite import (
-    ResultsFile,
     discover_tasks,
     foreign_build_scripts,
     run_suite,
     task_domain,
+    task_name,
 )
 from harness.apps.suite import dry_run as run_dry
 from harness.kernel.core import StateActError, require_one_of
 from harness.kernel.display import visible
 from harness.models import make_model
+from harness.models.pricing import check_cost_cap
 from harness.reports.summary import summary_line
 from sandboxes import BACKENDS
 from sandboxes.images.apps import declared_apps, definition_name
@@ -29,13 +32,17 @@ from tasks.coverage import blocker_summary, blocker_table, coverage_table, evalu
 from tasks.schema import load_task
 from tasks.support import reason_kind
 
+from .config_file import apply_run_config
 from .progress import RunsProgress
 from .ray_options import add_ray_options, ray_options
-from .run import add_run_options, add_selection_options, build_config
+from .run import add_config_options, add_run_options, add_selection_options, build_config
 
 DEMO_DOMAINS = ("calc", "writer", "os", "db", "x")
 DEMO_MODEL = "anthropic/claude-sonnet-4-5"
 DEMO_PARALLEL = 2
+
+
+__all__ = ["apply_run_config", "register", "run"]
 
 
 def register(subparsers) -> None:
@@ -46,7 +53,9 @@ def register(subparsers) -> None:
         "its own sandbox, N at a time. Writes OUT/results.jsonl, OUT/summary.json, OUT/report.html "
         "and one run directory per task under OUT/runs/ (and OSWorld's layout under OUT/results/). "
         f"`--model {ORACLE_SPEC}` plays each task's reference "
-        "solution instead of a model (to check a suite end to end).",
+        "solution instead of a model (to check a suite end to end). Exit 0 when every task "
+        "reached a verdict (whatever the scores), 1 when any ended in an error (model, sandbox, "
+        "setup, task file; see --fail-on-error), 2 on bad input (or OUT held by another run).",
     )
     parser.add_argument(
         "paths", nargs="+", metavar="PATH", help="task files or folders of task files"
@@ -64,6 +73,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--resume", action="store_true", help="keep finished runs in --out and rerun the rest"
     )
+    add_out_options(parser)
+    add_task_selection(parser)
+    add_config_options(parser)
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -132,9 +144,9 @@ def run(args) -> int:
                 f"--model {DEMO_MODEL} --out runs/demo-model"
             )
     else:
-        make_model(
-            config.model, config.model_options
-        )  # a bad spec or a missing key fails before any sandbox
+        # a bad spec, a missing key or a cost cap on an unpriced model fails before any sandbox
+        model = make_model(config.model, config.model_options)
+        check_cost_cap(model, config.model, config.loop.max_cost_usd)
     out = Path(args.out or "runs/suite")
     parallel = args.parallel or (DEMO_PARALLEL if args.demo else 1)
     where = f"on the Ray cluster {ray.address}" if ray else f"{parallel} at a time"
@@ -142,15 +154,24 @@ def run(args) -> int:
         f"running {len(paths) if args.demo else 'the'} task(s) with {config.model}, "
         f"{where}, into {out}"
     )
-    total = len(paths) if args.demo else len(discover_tasks(paths))
+    options = suite_options(args)
+    fail_on_error = parse_fail_on_error(args.fail_on_error)
+    if ray is not None and options.selection.trials > 1:
+        raise StateActError("--trials runs on the local runner only; leave out --ray or --trials.")
+    selected = options.selection.apply(discover_tasks(paths), task_name)
+    total = len(selected) * options.selection.trials
     if args.resume:  # finished tasks are kept without a progress report; count only the rest
-        total = max(0, total - len(ResultsFile(out / "results.jsonl").task_ids()))
+        kept = ResultsFile(out / "results.jsonl").latest()
+        if options.retry_errors:
+            kept = [row for row in kept if row.get("status") not in ERROR_STATUSES]
+        total = max(0, total - len(kept))
     try:
         with RunsProgress("suite", total) as progress:
             common = dict(
                 parallel=parallel,
                 resume=args.resume,
                 on_result=lambda line: suite_progress_line(progress, line),
+                suite_options=options,
             )
             if ray is None:
                 summary = run_suite(paths, config, out, **common)
@@ -162,9 +183,80 @@ def run(args) -> int:
             f"--resume --out {out}"
         )
         raise
+    return _report(summary, out, fail_on_error)
+
+
+def _report(summary: dict, out: Path, fail_on_error) -> int:
+    """Print a finished suite's summary line, its errors and where its report is; the exit code."""
     print(summary_line(summary))
+    code = summary_exit_code(summary, fail_on_error)
+    if summary.get("errors"):
+        say(
+            f"{summary['errors']} of {summary['tasks']} task(s) ended in an error ("
+            + ", ".join(
+                f"{status} {n}"
+                for status, n in summary["status_counts"].items()
+                if status in ERROR_STATUSES
+            )
+            + f"); rerun them with --resume --retry-errors --out {out}"
+            + ("" if code else " (within --fail-on-error)")
+        )
     print(f"report: {out / 'report.html'}")
-    return 0
+    return code
+
+
+def add_out_options(parser) -> None:
+    """OUT handling and exit codes, shared by `suite` and `batch`."""
+    parser.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="with --resume: run again the tasks whose last run ended in an error (earlier "
+        "attempts stay in results.jsonl and OUT/history/; the summary counts the latest)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="with --resume: continue although OUT was run with another model, preset, control "
+        "mode or task set",
+    )
+    parser.add_argument(
+        "--fail-on-error",
+        metavar="N|FRACTION",
+        help="exit 0 unless more than N tasks (N >= 1) or more than FRACTION of them (< 1) "
+        "ended in an error (default: any error exits 1)",
+    )
+
+
+def add_task_selection(parser) -> None:
+    """--filter, --shuffle, --slice (applied in that order) and --trials."""
+    parser.add_argument(
+        "--filter", metavar="REGEX", help="only tasks whose id matches REGEX (re.search)"
+    )
+    parser.add_argument(
+        "--shuffle", type=int, metavar="SEED", help="shuffle the tasks with this seed"
+    )
+    parser.add_argument(
+        "--slice",
+        metavar="A:B",
+        help="the tasks A..B-1 (0-based, Python slice; after --filter and --shuffle)",
+    )
+    parser.add_argument(
+        "--trials",
+        type=int,
+        default=1,
+        metavar="K",
+        help="run each task K times (runs/<id>.trial-N); the summary adds pass@1 with its "
+        "standard error and pass@k",
+    )
+
+
+def suite_options(args) -> SuiteOptions:
+    selection = Selection(
+        filter=args.filter, slice=args.slice, shuffle=args.shuffle, trials=args.trials
+    )
+    if (args.retry_errors or args.force) and not args.resume:
+        raise StateActError("--retry-errors and --force go with --resume.")
+    return SuiteOptions(selection=selection, retry_errors=args.retry_errors, force=args.force)
 
 
 def suite_progress_line(progress: RunsProgress, line: dict) -> None:
@@ -233,6 +325,7 @@ def dry_run(args) -> list[dict]:
         apps=declared_apps(args.image) if args.sandbox == "docker" else None,
         image=definition_name(args.image),
         network=args.network,
+        agent_sudo=args.agent_sudo,
     )
 
 

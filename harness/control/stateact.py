@@ -16,6 +16,7 @@ from harness.kernel.resume import restore_main_agent
 from harness.run.context import RunContext
 from subagents import DelegateTool, main_agent_extra_tools
 
+from .display import ScreenUseCounter, keep_off_screen
 from .finish import finish_review, open_task_state
 from .main_agent import MainAgent
 from .memory import with_lessons
@@ -129,6 +130,7 @@ class StateActController:
     gate; a resumed run replays its history first."""
 
     def run(self, context: RunContext) -> Finished | BudgetExceeded:
+        counted = context.config.main_display or not _screen_walled_off(context)
         hooks = StateActHooks(context)
         delegate = DelegateTool(context) if context.config.subagents.enabled else None
         delegate = hooks.wrap_delegate(delegate)
@@ -136,7 +138,7 @@ class StateActController:
             context,
             review=finish_review(context, hooks.task_state, hooks.on_decision),
             tools=[*([delegate] if delegate is not None else []), *main_agent_extra_tools(context)],
-            hooks=hooks.loop_hooks,
+            hooks=[*hooks.loop_hooks, *([ScreenUseCounter()] if counted else [])],
         )
         if context.resume:
             restore_main_agent(
@@ -144,3 +146,20 @@ class StateActController:
             )
         hooks.attach(agent)
         return agent.run(with_lessons(context))
+
+
+def _screen_walled_off(context: RunContext) -> bool:
+    """Keep the main agent's sessions off the screen (it belongs to the GUI specialist); False,
+    with an event, where that is not possible, so that its screen use is counted instead."""
+    # Landlock needs no_new_privs, which would take sudo away; a root agent could leave the domain
+    # anyway: under --agent-sudo the screen is counted, not walled off.
+    unavailable = (
+        "--agent-sudo gives the agent root, which no Landlock domain holds"
+        if context.config.sandbox.agent_sudo
+        else keep_off_screen(context.sandbox)
+    )
+    if not unavailable:
+        return True
+    log.warning("the main agent keeps the screen: %s", unavailable)
+    context.record.append("display_isolation_unavailable", agent="harness", reason=unavailable)
+    return False

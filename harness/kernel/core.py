@@ -73,6 +73,9 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    priced: bool = True
+    """False once any call was made to a model without a known price: `cost_usd` then counts only
+    the priced calls, and the run's cost is recorded as unknown."""
 
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
@@ -80,6 +83,7 @@ class Usage:
         self.cache_read_tokens += other.cache_read_tokens
         self.cache_write_tokens += other.cache_write_tokens
         self.cost_usd += other.cost_usd
+        self.priced = self.priced and other.priced
 
     @property
     def prompt_tokens(self) -> int:

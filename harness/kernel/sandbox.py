@@ -20,12 +20,17 @@ class Sandbox(Protocol):
         ...
 
     def exec(self, argv: list[str], timeout: float = 120.0, user: str = "user") -> tuple[int, str]:
-        """Run one command outside the persistent sessions; returns (exit code, combined output)."""
+        """Run one command outside the persistent sessions; returns (exit code, combined output).
+
+        `user`: `user` (the agent's), `root`, or `observer` (a uid the agent's cannot trace, signal
+        or write into, with a home of its own; the same uid on a backend without root)."""
         ...
 
     def copy_in(self, host_path: Path, sandbox_path: str) -> None: ...
 
-    def copy_out(self, sandbox_path: str, host_path: Path) -> None: ...
+    def copy_out(
+        self, sandbox_path: str, host_path: Path, max_bytes: int | None = None
+    ) -> None: ...
 
     def snapshot(self) -> Snapshot:
         """Freeze the current state; `open_sandbox(config, snapshot)` starts an independent

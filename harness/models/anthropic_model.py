@@ -16,7 +16,7 @@ import anthropic
 
 from harness.kernel.core import ModelReply, StateActError, ToolSpec, Usage
 from harness.models.config import ModelConfig
-from harness.models.pricing import claude_prices, parse_claude_name, prices_from_override
+from harness.models.pricing import parse_claude_name, resolve_prices, table_entry
 from harness.models.retry import Retrier
 
 log = logging.getLogger(__name__)
@@ -96,8 +96,13 @@ class AnthropicModel:
     def __init__(self, name: str, config: ModelConfig | None = None):
         self.name = name
         self.config = config or ModelConfig()
-        self.context_window = self.config.context_window or DEFAULT_CONTEXT_WINDOW
-        self.prices = prices_from_override(self.config.prices, claude_prices(name))
+        entry = table_entry("anthropic", name)
+        self.context_window = (
+            self.config.context_window
+            or (entry.context_window if entry else None)
+            or DEFAULT_CONTEXT_WINDOW
+        )
+        self.prices = resolve_prices("anthropic", name, self.config.prices)
         self.retrier = Retrier("Anthropic API", max_retries=self.config.max_retries)
         api_key = self.config.api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not api_key:
@@ -343,5 +348,8 @@ class AnthropicModel:
             cache_write_tokens=int(raw.get("cache_creation_input_tokens") or 0),
         )
         write_1h = int((raw.get("cache_creation") or {}).get("ephemeral_1h_input_tokens") or 0)
-        usage.cost_usd = self.prices.cost(usage, cache_write_1h_tokens=write_1h)
+        if self.prices is None:
+            usage.priced = False  # unknown, not free: the table has no price and none was given
+        else:
+            usage.cost_usd = self.prices.cost(usage, cache_write_1h_tokens=write_1h)
         return usage

@@ -18,7 +18,7 @@ import openai
 
 from harness.kernel.core import ModelReply, StateActError, ToolSpec, Usage
 from harness.models.config import ModelConfig
-from harness.models.pricing import FREE, prices_from_override
+from harness.models.pricing import resolve_prices, table_entry
 from harness.models.retry import Retrier
 
 log = logging.getLogger(__name__)
@@ -81,8 +81,13 @@ class OpenAIModel:
     def __init__(self, name: str, config: ModelConfig | None = None):
         self.name = name
         self.config = config or ModelConfig()
-        self.context_window = self.config.context_window or DEFAULT_CONTEXT_WINDOW
-        self.prices = prices_from_override(self.config.prices, FREE)
+        entry = table_entry("openai", name)
+        self.context_window = (
+            self.config.context_window
+            or (entry.context_window if entry else None)
+            or DEFAULT_CONTEXT_WINDOW
+        )
+        self.prices = resolve_prices("openai", name, self.config.prices)
         self.retrier = Retrier("OpenAI-compatible API", max_retries=self.config.max_retries)
         base_url = self.config.base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = self.config.api_key or os.environ.get("OPENAI_API_KEY")
@@ -244,5 +249,8 @@ class OpenAIModel:
             output_tokens=int(raw.get("completion_tokens") or 0),
             cache_read_tokens=cached,
         )
-        usage.cost_usd = self.prices.cost(usage)
+        if self.prices is None:
+            usage.priced = False  # unknown, not free: the table has no price and none was given
+        else:
+            usage.cost_usd = self.prices.cost(usage)
         return usage

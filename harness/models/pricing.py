@@ -1,68 +1,169 @@
 """What model calls cost: USD per million tokens, and the arithmetic that turns `Usage` into
 dollars.
 
-The Claude prices below are list prices as best known when this was written (not fetched from
-anywhere); override them with `ModelConfig.prices` when they change. Cache writes cost 1.25x
-input (5-minute TTL) or 2x (1-hour TTL), cache reads 0.1x input. OpenAI-compatible models default
-to zero (local servers).
+Prices and context windows come from `genai-prices` (pydantic's table of LLM API prices, read
+from the copy bundled with the installed package: never fetched at run time, so a run's prices are
+those of the pinned version, which each result names in `price_source`). `--price-in/--price-out`
+(`ModelConfig.prices`) override the table. A model the table does not know and the user did not
+price has no `Prices` (None): its cost is recorded as unknown, never as 0, and a cost cap cannot
+be enforced on it. Tiered prices (above 200k prompt tokens, say) apply to the whole request, as the
+providers bill them; cache writes with the 1-hour TTL use the table's own price, else 2x input.
 """
 
 from __future__ import annotations
 
+import datetime
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
+
+import genai_prices
+from genai_prices.data_snapshot import get_snapshot
 
 from harness.kernel.core import StateActError, Usage
 
 CACHE_WRITE_5M_FACTOR = 1.25
 CACHE_WRITE_1H_FACTOR = 2.0
 CACHE_READ_FACTOR = 0.1
+TABLE = f"genai-prices {genai_prices.__version__}"
+TABLE_PROVIDERS = {"anthropic": ("anthropic",), "openai": ("openai", None)}
+"""The table's providers searched for each endpoint provider, in order (None: any provider whose
+model pattern matches, for models served by OpenAI-compatible hosts)."""
 
 
 @dataclass(frozen=True)
 class Prices:
-    """USD per million tokens of each kind."""
+    """USD per million tokens of each kind (`tiers`: prices from a prompt size on)."""
 
     input: float
     output: float
     cache_read: float
     cache_write: float
+    cache_write_1h: float | None = None
+    tiers: tuple[tuple[int, Prices], ...] = field(default=())
+    source: str = ""
 
     @classmethod
-    def from_input_output(cls, input: float, output: float) -> Prices:
-        return cls(input, output, input * CACHE_READ_FACTOR, input * CACHE_WRITE_5M_FACTOR)
+    def from_input_output(cls, input: float, output: float, source: str = "") -> Prices:
+        return cls(
+            input, output, input * CACHE_READ_FACTOR, input * CACHE_WRITE_5M_FACTOR, source=source
+        )
+
+    def for_prompt(self, prompt_tokens: int) -> Prices:
+        """The prices one request pays: the highest tier its prompt reaches, else the base."""
+        chosen = self
+        for start, tier in self.tiers:
+            if prompt_tokens > start:
+                chosen = tier
+        return chosen
 
     def cost(self, usage: Usage, cache_write_1h_tokens: int = 0) -> float:
-        """Dollars for `usage`; `cache_write_1h_tokens` of its cache writes used the 1-hour TTL."""
+        """Dollars for `usage` (one request); `cache_write_1h_tokens` of its cache writes used the
+        1-hour TTL."""
+        prices = self.for_prompt(usage.prompt_tokens)
         write_1h = min(cache_write_1h_tokens, usage.cache_write_tokens)
         write_5m = usage.cache_write_tokens - write_1h
+        price_1h = prices.cache_write_1h
+        if price_1h is None:
+            price_1h = prices.input * CACHE_WRITE_1H_FACTOR
         dollars = (
-            usage.input_tokens * self.input
-            + usage.output_tokens * self.output
-            + usage.cache_read_tokens * self.cache_read
-            + write_5m * self.cache_write
-            + write_1h * self.input * CACHE_WRITE_1H_FACTOR
+            usage.input_tokens * prices.input
+            + usage.output_tokens * prices.output
+            + usage.cache_read_tokens * prices.cache_read
+            + write_5m * prices.cache_write
+            + write_1h * price_1h
         )
         return dollars / 1_000_000
 
 
-FREE = Prices(0.0, 0.0, 0.0, 0.0)
+FREE = Prices(0.0, 0.0, 0.0, 0.0, source="free")
 
-# (family, minimum version) -> (input, output); the first matching row wins, so newer rows come
-# first.
-_CLAUDE_PRICES: list[tuple[str, tuple[int, int], tuple[float, float]]] = [
-    ("opus", (4, 5), (5.0, 25.0)),
-    ("opus", (4, 0), (15.0, 75.0)),
-    ("opus", (3, 0), (15.0, 75.0)),
-    ("sonnet", (3, 0), (3.0, 15.0)),
-    ("haiku", (4, 5), (1.0, 5.0)),
-    ("haiku", (3, 5), (0.8, 4.0)),
-    ("haiku", (3, 0), (0.25, 1.25)),
-]
-_DEFAULT_CLAUDE = (
-    3.0,
-    15.0,
-)  # an unrecognised Claude name is priced like Sonnet rather than as free
+
+@dataclass(frozen=True)
+class TableEntry:
+    """What the price table knows of one model."""
+
+    prices: Prices | None
+    context_window: int | None
+    source: str
+
+
+def _price_at(value, tier: int | None = None) -> float | None:
+    """A genai-prices price (a Decimal, or TieredPrices) as a float, at a tier index."""
+    if value is None:
+        return None
+    if hasattr(value, "base"):
+        if tier is None:
+            return float(value.base)
+        return float(value.tiers[tier].price) if tier < len(value.tiers) else None
+    return float(value)
+
+
+def _prices_from(model_price, source: str) -> Prices | None:
+    inp = _price_at(model_price.input_mtok)
+    out = _price_at(model_price.output_mtok)
+    if inp is None or out is None:
+        return None  # priced per image, per second…: not a token price this harness can apply
+
+    def at(tier: int | None) -> Prices:
+        tier_in = _price_at(model_price.input_mtok, tier)
+        base = Prices.from_input_output(tier_in, _price_at(model_price.output_mtok, tier) or out)
+        read = _price_at(model_price.cache_read_mtok, tier)
+        write = _price_at(model_price.cache_write_mtok, tier)
+        return Prices(
+            tier_in,
+            base.output,
+            read if read is not None else base.cache_read,
+            write if write is not None else base.cache_write,
+            _price_at(getattr(model_price, "cache_write_1h_mtok", None), tier),
+            source=source,
+        )
+
+    tiers = getattr(model_price.input_mtok, "tiers", None) or []
+    tiered = tuple(
+        (tier.start, at(n)) for n, tier in enumerate(tiers) if _price_at(model_price.input_mtok, n)
+    )
+    return Prices(**{**at(None).__dict__, "tiers": tiered})
+
+
+@cache
+def table_entry(provider: str, name: str) -> TableEntry | None:
+    """The table's entry for `provider/name` (an endpoint provider: anthropic, openai), or None."""
+    snapshot = get_snapshot()
+    for table_provider in TABLE_PROVIDERS.get(provider, ()):
+        try:
+            found, model = snapshot.find_provider_model(name, None, table_provider, None)
+        except LookupError:
+            continue
+        source = f"{TABLE}: {found.id}/{model.id}"
+        model_price = model.get_prices(datetime.datetime.now(datetime.UTC))
+        return TableEntry(_prices_from(model_price, source), model.context_window, source)
+    return None
+
+
+def resolve_prices(provider: str, name: str, override: dict[str, float]) -> Prices | None:
+    """The table's prices for the model with `override` applied; None when nobody priced it."""
+    entry = table_entry(provider, name)
+    base = entry.prices if entry is not None else None
+    if base is None:
+        if {"input", "output"} <= set(override):
+            return prices_from_override(override, FREE)
+        return None
+    return prices_from_override(override, base) if override else base
+
+
+def unpriced_reason(spec: str) -> str:
+    return (
+        f"{spec} has no price in {TABLE} and none was given, so its cost is unknown; give "
+        "--price-in and --price-out (USD per million tokens)"
+    )
+
+
+def check_cost_cap(model, spec: str, max_cost_usd: float | None) -> None:
+    """Refuse a cost cap on a model whose cost would be unknown (it could never trigger)."""
+    if max_cost_usd is not None and getattr(model, "prices", FREE) is None:
+        raise StateActError(f"--max-cost cannot be enforced: {unpriced_reason(spec)}.")
+
 
 _NEW_NAME = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:-|$)")
 _OLD_NAME = re.compile(r"claude-(\d+)(?:-(\d{1,2}))?-(opus|sonnet|haiku)")
@@ -78,17 +179,6 @@ def parse_claude_name(model: str) -> tuple[str, int, int] | None:
     return None
 
 
-def claude_prices(model: str) -> Prices:
-    """List prices of a Claude model, by family and version."""
-    parsed = parse_claude_name(model)
-    if parsed is not None:
-        family, major, minor = parsed
-        for row_family, minimum, (inp, out) in _CLAUDE_PRICES:
-            if family == row_family and (major, minor) >= minimum:
-                return Prices.from_input_output(inp, out)
-    return Prices.from_input_output(*_DEFAULT_CLAUDE)
-
-
 def prices_from_override(override: dict[str, float], base: Prices) -> Prices:
     """Apply a `{"input", "output", "cache_read", "cache_write"}` override (per million) to
     `base`."""
@@ -102,6 +192,7 @@ def prices_from_override(override: dict[str, float], base: Prices) -> Prices:
     except (TypeError, ValueError):
         raise StateActError("prices must be numbers (USD per million tokens)") from None
     inp = values.get("input", base.input)
+    given = "--price-in/--price-out" if {"input", "output"} <= set(values) else base.source
     return Prices(
         input=inp,
         output=values.get("output", base.output),
@@ -113,4 +204,7 @@ def prices_from_override(override: dict[str, float], base: Prices) -> Prices:
             "cache_write",
             inp * CACHE_WRITE_5M_FACTOR if "input" in values else base.cache_write,
         ),
+        cache_write_1h=None if values else base.cache_write_1h,
+        tiers=() if values else base.tiers,  # a price the user gives is flat
+        source=given if values else base.source,
     )

@@ -71,6 +71,24 @@ def load_script(path: str | Path) -> list[dict]:
     return [_check_turn(turn, f"turn {n} of {path}") for n, turn in enumerate(data)]
 
 
+def _refusal_note(messages: list[dict]) -> str:
+    """`; its last call was refused: …` when the script ended right after a tool error (a finish
+    the harness refused, say), so the run's error says why the script was not enough."""
+    last = messages[-1] if messages else {}
+    content = last.get("content") if isinstance(last, dict) else None
+    errors = [
+        block
+        for block in (content if isinstance(content, list) else [])
+        if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error")
+    ]
+    if not errors:
+        return ""
+    inner = errors[-1].get("content")
+    if isinstance(inner, list):
+        inner = " ".join(b.get("text", "") for b in inner if isinstance(b, dict))
+    return f"; its last call was refused: {str(inner or '').strip()[:300]}"
+
+
 class ScriptedModel:
     """Plays scripted turns in order; raises BudgetExceeded("script_exhausted") after the last."""
 
@@ -94,7 +112,9 @@ class ScriptedModel:
         self.position = continued_position(self.position, messages, len(self.turns))
         if self.position >= len(self.turns):
             raise BudgetExceeded(
-                "script_exhausted", f"the script has no turn left after {len(self.turns)} turns"
+                "script_exhausted",
+                f"the script has no turn left after {len(self.turns)} turns"
+                + _refusal_note(messages),
             )
         index = self.position
         self.position += 1

@@ -4,17 +4,15 @@ failures grouped by reason. No external assets; the only script is the table sor
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from pathlib import Path
 
 from . import svg
 from .page import SORT_SCRIPT, esc, fmt, money, number, page, score_of, table, td
+from .reasons import failure_reason
 from .trajectory import write_trajectory_html
 
-__all__ = ["write_report", "write_trajectory_html", "failure_groups"]
-
-REASON_CHARS = 90
+__all__ = ["write_report", "write_trajectory_html", "failure_groups", "failure_reason"]
 
 
 def _gate_cell(result: dict) -> str:
@@ -23,13 +21,6 @@ def _gate_cell(result: dict) -> str:
         return "–"
     verdict = "passed" if result.get("gate_passed") else "rejected"
     return f"{verdict} ({rounds} round{'s' if rounds != 1 else ''})"
-
-
-def failure_reason(result: dict) -> str:
-    """The status and the error's first line with numbers blanked, so alike failures group."""
-    error = str(result.get("error") or "").strip().splitlines()
-    text = re.sub(r"\d+(\.\d+)?", "N", error[0])[:REASON_CHARS] if error else "no error message"
-    return f"{result.get('status')}: {text}"
 
 
 def failure_groups(results: list[dict]) -> list[tuple[str, list[dict]]]:
@@ -151,13 +142,21 @@ def groups_table(summary: dict, key: str) -> str:
 
 def write_report(suite_dir: Path, results: list[dict], summary: dict) -> Path:
     """report.html: figures, charts, the task table (linking each trajectory.html), failures."""
-    suite_dir = Path(suite_dir)
+    path = Path(suite_dir) / "report.html"
+    path.write_text(report_html(results, summary), encoding="utf-8")
+    return path
+
+
+def report_html(results: list[dict], summary: dict, script: str = "", note: str = "") -> str:
+    """The report page as text (`stateact view` serves it live with its own `script`); `note` is
+    trusted HTML put first (the viewer's "running" line)."""
     parts = [
+        note,
         f"<p>{fmt(summary.get('tasks'))} tasks · model {fmt(summary.get('model'))} · preset "
         f"{fmt(summary.get('preset'))} · success rate {fmt(summary.get('success_rate'))} · mean "
         f"score {fmt(summary.get('mean_score'))} · total cost "
         f"{money(summary.get('total_cost_usd'))} · mean cost {money(summary.get('mean_cost_usd'))} "
-        f"per task</p>"
+        f"per task</p>",
     ]
     if summary.get("unfinished"):
         parts.append(
@@ -181,7 +180,12 @@ def write_report(suite_dir: Path, results: list[dict], summary: dict) -> Path:
             for k, v in (summary.get(key) or {}).items()
         ]
         parts += [f"<h2>{title}</h2>", table(["measure", "value"], figures)]
-    path = suite_dir / "report.html"
-    html = page("StateAct suite report", "\n".join(parts), script=SORT_SCRIPT)
-    path.write_text(html, encoding="utf-8")
-    return path
+    trials = summary.get("trials")
+    if trials:
+        rows = [[td(esc(f"pass@{k}")), td(fmt(v), True)] for k, v in trials["pass_at_k"].items()]
+        rows.insert(0, [td("pass@1 standard error"), td(fmt(trials["pass_at_1_stderr"]), True)])
+        parts += [
+            f"<h2>Trials ({trials['trials']} per task)</h2>",
+            table(["measure", "value"], rows),
+        ]
+    return page("StateAct suite report", "\n".join(parts), script=SORT_SCRIPT + script)

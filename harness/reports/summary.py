@@ -116,6 +116,8 @@ def summarize(results: list[dict]) -> dict:
     return {
         **outcome_stats(results),
         "total_cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in results), 6),
+        # tasks whose model had no known price: the total above leaves them out, it is not 0
+        "cost_unknown_tasks": sum(1 for r in results if "cost_usd" in r and r["cost_usd"] is None),
         "mean_model_turns": _mean(int(r.get("model_turns") or 0) for r in results),
         "mean_main_turns": _mean(int(r.get("main_turns") or 0) for r in results),
         "mean_tool_uses": _mean(int(r.get("tool_uses") or 0) for r in results),
@@ -152,4 +154,9 @@ def summary_line(summary: dict) -> str:
         f"({(rate or 0.0) * 100:.0f}%) · mean score {(score or 0.0):.3f} · cost "
         f"${summary.get('total_cost_usd', 0.0):.4f} (${summary.get('mean_cost_usd') or 0.0:.4f} "
         f"per task)"
+        + (
+            f" + {summary['cost_unknown_tasks']} task(s) of unknown cost"
+            if summary.get("cost_unknown_tasks")
+            else ""
+        )
     )

@@ -39,6 +39,46 @@ def _tick(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
+TICKS = 5
+GRID_COLOR = "#e3e3e3"
+
+
+def ticks(end: float, count: int = TICKS) -> list[float]:
+    """Evenly spaced tick values from 0 to `end` (a `_nice_max`, so the steps are round)."""
+    return [end * i / count for i in range(count + 1)]
+
+
+def _x_ticks(left: float, span: float, y: float, end: float, top: float | None, unit="") -> str:
+    """Tick marks and labels along a horizontal axis at height `y`; grid lines up to `top`."""
+    parts = []
+    for value in ticks(end):
+        x = left + (value / end) * span if end else left
+        if top is not None and value:
+            parts.append(
+                f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{y}" stroke="{GRID_COLOR}"/>'
+            )
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 4}" stroke="#888"/>'
+            f'<text x="{x:.1f}" y="{y + 15}" text-anchor="middle">{_tick(value)}{esc(unit)}</text>'
+        )
+    return "".join(parts)
+
+
+def _y_ticks(left: float, right: float, bottom: float, span: float, end: float) -> str:
+    parts = []
+    for value in ticks(end):
+        y = bottom - (value / end) * span if end else bottom
+        if value:
+            parts.append(
+                f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="{GRID_COLOR}"/>'
+            )
+        parts.append(
+            f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#888"/>'
+            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{_tick(value)}</text>'
+        )
+    return "".join(parts)
+
+
 def hbar_chart(
     items: list[tuple[str, float]], label: str, top: float | None = None, suffix: str = ""
 ) -> str:
@@ -63,8 +103,7 @@ def hbar_chart(
     axis_y = height - MARGIN_BOTTOM + 4
     parts.append(
         f'<line x1="{MARGIN_LEFT}" y1="{axis_y}" x2="{MARGIN_LEFT + span}" y2="{axis_y}" '
-        f'stroke="#888"/><text x="{MARGIN_LEFT}" y="{axis_y + 14}">0</text>'
-        f'<text x="{MARGIN_LEFT + span}" y="{axis_y + 14}" text-anchor="end">{_tick(end)}</text>'
+        f'stroke="#888"/>' + _x_ticks(MARGIN_LEFT, span, axis_y, end, None)
     )
     return _svg("".join(parts), label, height=height)
 
@@ -73,14 +112,12 @@ def _axes(x_label: str, y_label: str, x_end: float, y_end: float) -> str:
     left, bottom = MARGIN_LEFT - 70, HEIGHT - MARGIN_BOTTOM
     right, top = WIDTH - MARGIN_RIGHT, MARGIN_TOP
     return (
-        f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#888"/>'
+        _x_ticks(left, right - left, bottom, x_end, top)
+        + _y_ticks(left, right, bottom, bottom - top, y_end)
+        + f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#888"/>'
         f'<line x1="{left}" y1="{bottom}" x2="{left}" y2="{top}" stroke="#888"/>'
-        f'<text x="{left}" y="{bottom + 14}">0</text>'
-        f'<text x="{right}" y="{bottom + 14}" text-anchor="end">{_tick(x_end)}</text>'
-        f'<text x="{(left + right) / 2}" y="{bottom + 30}" '
+        f'<text x="{(left + right) / 2}" y="{bottom + 32}" '
         f'text-anchor="middle">{esc(x_label)}</text>'
-        f'<text x="{left - 4}" y="{top + 8}" text-anchor="end">{_tick(y_end)}</text>'
-        f'<text x="{left - 4}" y="{bottom}" text-anchor="end">0</text>'
         f'<text x="12" y="{(top + bottom) / 2}" transform="rotate(-90 12 {(top + bottom) / 2})" '
         f'text-anchor="middle">{esc(y_label)}</text>'
     )
@@ -89,19 +126,36 @@ def _axes(x_label: str, y_label: str, x_end: float, y_end: float) -> str:
 def scatter(
     points: list[tuple[str, float, float, bool]], x_label: str, y_label: str, label: str
 ) -> str:
-    """One dot per (name, x, y, succeeded); failures in red. The y axis runs from 0 to 1
-    (scores)."""
+    """One dot per (name, x, y, succeeded), failures in red; the y axis runs from 0 to 1
+    (scores). Points that land on the same spot (within 3 px, same colour) are one larger dot
+    with their count written beside it and every name in its title."""
     left, bottom = MARGIN_LEFT - 70, HEIGHT - MARGIN_BOTTOM
     span_x, span_y = WIDTH - MARGIN_RIGHT - left, bottom - MARGIN_TOP
     x_end = _nice_max(max((p[1] for p in points), default=0.0))
-    dots = []
+    spots: dict[tuple[int, int, bool], list[tuple[str, float, float, float, float]]] = {}
     for name, x, y, ok in points:
         cx = left + (x / x_end) * span_x
         cy = bottom - max(0.0, min(1.0, y)) * span_y
+        spots.setdefault((round(cx / 3), round(cy / 3), ok), []).append((name, x, y, cx, cy))
+    dots = []
+    for (_, _, ok), members in spots.items():
+        name, x, y, cx, cy = members[0]
+        count = len(members)
+        names = ", ".join(m[0] for m in members[:12]) + (
+            f" and {count - 12} more" if count > 12 else ""
+        )
+        radius = 3.5 + min(6.0, math.sqrt(count - 1) * 1.5)
         color = POINT_COLOR if ok else FAIL_COLOR
+        label_text = (
+            f'<text x="{cx + radius + 2:.1f}" y="{cy + 4:.1f}" class="count">×{count}</text>'
+            if count > 1
+            else ""
+        )
+        title = f"{count} tasks: {names}" if count > 1 else names
         dots.append(
-            f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3.5" fill="{color}" fill-opacity="0.6">'
-            f"<title>{esc(name)}: {_tick(x)}, {_tick(y)}</title></circle>"
+            f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{radius:.1f}" fill="{color}" '
+            f'fill-opacity="0.6"><title>{esc(title)}: {_tick(x)}, {_tick(y)}</title></circle>'
+            + label_text
         )
     note = ""
     if points and not any(p[1] for p in points):  # every dot sits on the y axis
@@ -119,7 +173,7 @@ def histogram(values: list[float], x_label: str, label: str, bins: int = 12) -> 
     counts = [0] * bins
     for value in values:
         counts[min(bins - 1, int(max(0.0, value) / x_end * bins))] += 1
-    y_end = max(counts)
+    y_end = _nice_max(max(counts))  # round ticks: 0, 1, 2… rather than 0, 0.6, 1.2…
     width = span_x / bins
     bars = []
     for i, count in enumerate(counts):
@@ -181,7 +235,6 @@ def timeline(spans: list[tuple[str, float, float, float]], label: str) -> str:
     axis_y = height - MARGIN_BOTTOM + 4
     parts.append(
         f'<line x1="{left}" y1="{axis_y}" x2="{left + span_x}" y2="{axis_y}" stroke="#888"/>'
-        f'<text x="{left}" y="{axis_y + 14}">0 s</text><text x="{left + span_x}" '
-        f'y="{axis_y + 14}" text-anchor="end">{_tick(end)} s</text>'
+        + _x_ticks(left, span_x, axis_y, end, None, unit=" s")
     )
     return _svg("".join(parts), label, width=width, height=height)

@@ -10,6 +10,7 @@ from harness.kernel.records import RESULT_FIELDS, load_events
 
 from . import svg
 from .page import esc, fmt, money, page, pre, table, td
+from .reasons import explain, verdict_word
 
 # result.json's fields on the page; success repeats the score and tokens show in the timeline.
 SHOWN_FIELDS = tuple(
@@ -177,6 +178,50 @@ def _gate_rounds_html(run_dir: Path) -> str:
     return "\n".join(parts) or '<p class="muted">The gate did not run.</p>'
 
 
+def _last_round_gaps(run_dir: Path) -> list:
+    rounds = [p for p in (run_dir / "gate").glob("round-*.json") if p.stem[6:].isdigit()]
+    if not rounds:
+        return []
+    try:
+        data = json.loads(max(rounds, key=lambda p: int(p.stem[6:])).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return []
+    return list(data.get("gaps") or []) if isinstance(data, dict) else []
+
+
+def _why_html(result: dict) -> str:
+    if not result:
+        return ""
+    lines = explain(result)
+    if not lines:
+        return '<p class="ok">Succeeded: the checker scored 1.</p>'
+    items = "".join(f"<li>{esc(line)}</li>" for line in lines)
+    return f'<h2>Why it did not succeed</h2><ul class="why bad">{items}</ul>'
+
+
+def _metrics_html(result: dict) -> str:
+    metrics = [m for m in result.get("metrics") or [] if isinstance(m, dict)]
+    if not metrics:
+        return '<p class="muted">No checker ran (no evaluator, or the run never got there).</p>'
+    rows = []
+    for m in metrics:
+        inputs = m.get("inputs") or {}
+        options = inputs.get("options")
+        rows.append(
+            [
+                td(f"<code>{esc(str(m.get('name')))}</code>"),
+                td(esc(verdict_word(m.get("value"))), css="ok" if m.get("value") == 1 else "bad"),
+                td(fmt(m.get("value")), True),
+                td(esc(str(inputs.get("result", "–")))),
+                td(esc(str(inputs.get("expected", "–")))),
+                td(esc(json.dumps(options, default=str)[:300]) if options else "–"),
+                td(esc(str(m.get("error") or "–"))),
+            ]
+        )
+    headers = ["metric", "verdict", "value", "result (fetched)", "expected", "options", "reason"]
+    return table(headers, rows)
+
+
 def _timeline_html(events: list[dict], spans: dict) -> str:
     if not spans:
         return '<p class="muted">No model turns.</p>'
@@ -193,6 +238,13 @@ def _timeline_html(events: list[dict], spans: dict) -> str:
 
 def write_trajectory_html(run_dir: Path) -> Path:
     """trajectory.html in `run_dir`: result, plan, timeline, gate rounds and every turn."""
+    path = Path(run_dir) / "trajectory.html"
+    path.write_text(trajectory_html(run_dir), encoding="utf-8")
+    return path
+
+
+def trajectory_html(run_dir: Path, script: str = "", report_link: str | None = None) -> str:
+    """The trajectory page as text (`stateact view` serves it live with its own `script`)."""
     run_dir = Path(run_dir)
     result_path = run_dir / "result.json"
     try:
@@ -214,9 +266,12 @@ def write_trajectory_html(run_dir: Path) -> Path:
         if isinstance(i, dict)
     )
     body = [
-        '<p><a href="../../report.html">suite report</a></p>'
+        f'<p><a href="{esc(report_link)}">suite report</a></p>'
+        if report_link
+        else '<p><a href="../../report.html">suite report</a></p>'
         if run_dir.parent.name == "runs"
         else "",
+        _why_html({**result, "gate_gaps": _last_round_gaps(run_dir)}),
         "<h2>Result</h2>",
         table(["field", "value"], rows)
         if rows
@@ -225,13 +280,13 @@ def write_trajectory_html(run_dir: Path) -> Path:
         f"<ul>{plan}</ul>" if plan else '<p class="muted">No plan was written.</p>',
         "<h2>Timeline</h2>",
         _timeline_html(events, spans),
+        "<h2>Checker</h2>",
+        _metrics_html(result),
         "<h2>Gate rounds</h2>",
         _gate_rounds_html(run_dir),
         "<h2>Trajectory</h2>",
         "\n".join(_event_html(e, spans.get(i)) for i, e in enumerate(events))
         or '<p class="muted">No events.</p>',
     ]
-    path = run_dir / "trajectory.html"
     title = f"Run {result.get('task_id', run_dir.name)}"
-    path.write_text(page(title, "\n".join(body)), encoding="utf-8")
-    return path
+    return page(title, "\n".join(body), script=script)

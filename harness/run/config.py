@@ -13,6 +13,7 @@ from harness.kernel.loop import LoopConfig
 from harness.models import ModelConfig
 from sandboxes.base import SandboxConfig
 
+GATE_MODES = ("layered", "paper")
 MAX_BEST_OF = 8
 """The most rollouts `best_of` allows (the CLI's `--best-of` reads this bound)."""
 
@@ -83,6 +84,10 @@ class GateConfig(BaseModel):
     """Rejection rounds before the run ends as `gate_rejected`."""
     max_turns: int = Field(30, ge=1)
     """Model turns the gate may take in one round."""
+    mode: Literal[GATE_MODES] = "layered"
+    """`layered`: structural checks and binding probes first, then a model on a frozen snapshot;
+    `paper`: the paper's single prompt-level check by a model on the live machine, with the
+    structural layer only annotating each round (gates/paper.py)."""
 
 
 class MainAgentConfig(BaseModel):
@@ -164,9 +169,10 @@ class AndOrConfig(BaseModel):
     """Ask the model after each succeeded action whether pending nodes should be pruned or
     refined."""
     track_candidates: bool = True
-    """Summarize each action's observations into the summarizer's representations (the candidate
-    table checked against the task's constraints, the page facts, the failed attempts); the root
-    may not finish while fewer candidates than needed meet them."""
+    """Summarize each action's observations into the summarizer's representations (interaction
+    history, progress, notes, constraints, observation, action history, and the candidate table
+    checked against the constraints); the root may not finish while fewer candidates than needed
+    meet them."""
     grain: Literal["op", "subtask"] = "subtask"
     """What one action node is: `op`, one browser or GUI operation chosen by one model call (the
     paper's grain); `subtask`, a whole worker or specialist loop of up to `worker_turns` turns."""
@@ -213,7 +219,7 @@ class LstcConfig(BaseModel):
     3 planner calls, GUI action-result 5, bash or python action-result 3)."""
     final_verification: bool = True
     """With the gate off, `done` goes to Final Verification (history plus first and last
-    screenshots, PASS/FAIL); off: `done` ends the run after one read-back."""
+    screenshots, PASS/FAIL); off: `done` is taken at its word (the `w/o Final Verification` arm)."""
     planner_screenshot: bool = True
     """Show the planner the current screenshot when the run has a screen."""
     screenshot_scale: float = Field(0.5, gt=0, le=1)
@@ -224,6 +230,16 @@ class LstcConfig(BaseModel):
     """The grounder's endpoint; None uses the main model's (same provider) or OPENAI_BASE_URL."""
     grounder_coordinates: Literal["pixels", "0-1000", "0-1"] = "pixels"
     """What the grounder's numbers measure: screenshot pixels, a 0-1000 grid, or fractions."""
+
+
+class ScreenshotConfig(BaseModel):
+    """The `screenshot` control mode: the paper's baseline, the screen and a computer tool alone."""
+
+    keep_images: int = Field(3, ge=0)
+    """Screenshots kept in the history (the newest); older ones are removed in chunks of this
+    size, as Anthropic's reference loop does (its default is 3). 0 keeps every screenshot."""
+    gate: bool = False
+    """Run the finish gate on `finish` (the paper's baseline has none)."""
 
 
 class StructAgentConfig(BaseModel):
@@ -275,8 +291,8 @@ class RunConfig(BaseModel):
     """The ablation whose switches `with_preset` sets: full, no-act, no-verify, no-sustain,
     bash-only (recorded with the result as its label)."""
     control: str = Field("stateact", min_length=1)
-    """Control mode: stateact (default), andor, lstc or another name registered in
-    `harness/control/registry.py` (which checks it when the run starts)."""
+    """Control mode: stateact (default), andor, lstc, screenshot (the baseline) or another name
+    registered in `harness/control/registry.py` (which checks it when the run starts)."""
     task_state: TaskStateConfig = Field(default_factory=TaskStateConfig)
     """The verifier-committed task state and its milestones."""
     stall: StallConfig = Field(default_factory=StallConfig)
@@ -287,6 +303,11 @@ class RunConfig(BaseModel):
     """Settings of the `lstc` control mode."""
     structagent: StructAgentConfig = Field(default_factory=StructAgentConfig)
     """Settings of the `structagent` control mode."""
+    screenshot: ScreenshotConfig = Field(default_factory=ScreenshotConfig)
+    """Settings of the `screenshot` control mode (the baseline)."""
+    main_display: bool = False
+    """In the `stateact` mode, give the main agent's bash and Python sessions the X display and the
+    session bus (off: the display belongs to the GUI specialist)."""
     best_of: int = Field(1, ge=1, le=MAX_BEST_OF)
     """Rollouts from the same post-setup snapshot; the gate's verdict, verified requirements and
     cost choose one (never the checker), and only that one is scored."""
@@ -325,6 +346,8 @@ class RunConfig(BaseModel):
             "delegation": [*self.subagents.enabled],
             "worker_depth": self.subagents.worker_depth,
             "nested_gate": self.subagents.nested_gate,
+            "gate_mode": self.gate.mode,
+            "main_display": self.main_display,
             **mode_options(self),
         }
 
@@ -346,4 +369,6 @@ class RunConfig(BaseModel):
             setattr(target, name, copy.deepcopy(value))
         if self.main.computer:  # the screen is the main agent's own: no GUI specialist
             self.subagents.enabled = [n for n in self.subagents.enabled if n != "gui"]
+        if self.control == "screenshot" and not self.screenshot.gate:  # the baseline's default
+            self.gate.enabled = False
         return self

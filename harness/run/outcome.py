@@ -12,7 +12,7 @@ from sandboxes import SandboxError
 def error_status(exc: StateActError, phase: str) -> str:
     """The result's status for an error raised during `phase` (setup, running, …)."""
     if isinstance(exc, SandboxError):
-        return "sandbox_error"
+        return getattr(exc, "status", "sandbox_error")  # `sandbox_limit`: a size limit ended it
     return "setup_error" if phase == "setup" else "model_error" if phase == "running" else "error"
 
 
@@ -50,7 +50,7 @@ class TaskOutcome:
             "success": self.score == 1.0 if self.score is not None else False,
             "status": self.status,
             "error": self.error,
-            "cost_usd": round(usage.cost_usd, 6),
+            "cost_usd": round(usage.cost_usd, 6) if usage.priced else None,  # None: unknown
             "input_tokens": usage.prompt_tokens,
             "output_tokens": usage.output_tokens,
             "cache_read_tokens": usage.cache_read_tokens,

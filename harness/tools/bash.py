@@ -22,10 +22,18 @@ NO_COMMAND = "no command provided."
 class BashTool:
     name = "bash"
 
-    def __init__(self, sandbox, session: str = "default", timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(
+        self,
+        sandbox,
+        session: str = "default",
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        local_imports: bool = False,
+    ):
         self.sandbox = sandbox
         self.session = session
         self.timeout_s = timeout_s
+        # Only asked for when set: an observer session whose python imports from its cwd.
+        self.local_imports = local_imports or None
 
     def spec(self) -> ToolSpec:
         return ToolSpec(
@@ -51,11 +59,16 @@ class BashTool:
         self, command: str | None = None, restart: bool = False, timeout: float | None = None
     ) -> ToolResult:
         if restart:
-            run(self.sandbox, BashRestart(session=self.session))
+            run(self.sandbox, BashRestart(session=self.session, local_imports=self.local_imports))
             return ToolResult(output=RESTARTED)
         if not command or not command.strip():
             return ToolResult(error=NO_COMMAND)
-        request = BashRun(command, timeout=float(timeout or self.timeout_s), session=self.session)
+        request = BashRun(
+            command,
+            timeout=float(timeout or self.timeout_s),
+            session=self.session,
+            local_imports=self.local_imports,
+        )
         result = run(self.sandbox, request)
         output = result.output.rstrip("\n")
         if result.timed_out:

@@ -109,7 +109,7 @@ def _check_name(name: str) -> None:
 
 # What an image declares about itself for the dry run (sandboxes/images/apps.py): not built into
 # the image, so editing it neither changes the image's hash nor rebuilds it.
-DECLARATION_FILES = {"osworld-apps.txt"}
+DECLARATION_FILES = {"osworld-apps.txt", "programs.txt"}
 
 
 def _definition_files(directory: Path) -> list[Path]:
@@ -276,8 +276,9 @@ def _remove_stale(client, repositories: list[str], keep: set[str], log: Log) -> 
     import docker.errors
 
     for repository in repositories:
-        for image in client.images.list(name=repository):
-            for tag in image.tags:
+        # The low-level listing: the high-level one fails on an image removed meanwhile.
+        for image in client.api.images(name=repository):
+            for tag in image.get("RepoTags") or []:
                 if (
                     tag.startswith(repository + ":")
                     and tag not in keep
@@ -291,8 +292,16 @@ def _remove_stale(client, repositories: list[str], keep: set[str], log: Log) -> 
 
 
 def _tag_latest(client, ref: str) -> None:
+    import docker.errors
+
     repository = ref.split(":", 1)[0]
-    client.images.get(ref).tag(repository, "latest")
+    try:
+        client.images.get(ref).tag(repository, "latest")
+    except docker.errors.ImageNotFound:
+        raise StateActError(
+            f"the image {ref} was removed while this build used it (another process's build?); "
+            "run the command again."
+        ) from None
 
 
 def _wheel_platforms(arch: str) -> list[str]:

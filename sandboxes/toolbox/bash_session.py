@@ -24,6 +24,7 @@ import pexpect
 
 from .observer import observer_env
 from .output import BoundedOutput
+from .screenless import wrapped
 
 READ_CHUNK = 65536
 INTERRUPT_WAIT_S = 1.0
@@ -65,15 +66,23 @@ class BashResult:
         }
 
 
+GATE_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gate_site")
+
+
 class ShellExited(Exception):
     """The shell's pty closed: it exited or was killed."""
 
 
-def child_environment(observer: bool = False) -> dict[str, str]:
+def child_environment(observer: bool = False, local_imports: bool = False) -> dict[str, str]:
     """The environment for processes the toolbox starts: its own, minus its import path, plus no
-    pagers; an observer's is the fixed one of `observer.observer_env`."""
+    pagers; an observer's is the fixed one of `observer.observer_env`. `local_imports`: an
+    observer's python also imports modules from its current folder, as in a normal shell (the gate
+    model runs the agent's code that way), but after the installed libraries (gate_site/)."""
     if observer:
-        return observer_env(os.environ)
+        env = observer_env(os.environ)
+        if local_imports:
+            env["PYTHONPATH"] = GATE_SITE
+        return env
     env = dict(os.environ)
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     paths = [
@@ -93,9 +102,18 @@ def child_environment(observer: bool = False) -> dict[str, str]:
 class BashSession:
     """One persistent interactive bash; `run` executes a command and waits for its sentinel."""
 
-    def __init__(self, name: str, workdir: str, observer: bool = False):
+    def __init__(
+        self,
+        name: str,
+        workdir: str,
+        observer: bool = False,
+        screenless: bool = False,
+        local_imports: bool = False,
+    ):
         self.name = name
         self.observer = observer
+        self.screenless = screenless  # no X display or session bus (screenless.py)
+        self.local_imports = local_imports  # the gate model's python imports its folder
         self._workdir = workdir
         self._token = secrets.token_hex(6)
         self._end_prefix = f"__SA{self._token}_E_".encode()
@@ -114,11 +132,14 @@ class BashSession:
     def _start(self) -> None:
         home = os.path.expanduser("~")
         start_dir = home if os.path.isdir(home) else "/"
+        argv = ["/bin/bash", "--noprofile", "--norc", "--noediting", "-i"]
+        if self.screenless:
+            argv = wrapped(argv)
         self.child = pexpect.spawn(
-            "/bin/bash",
-            ["--noprofile", "--norc", "--noediting", "-i"],
+            argv[0],
+            argv[1:],
             echo=False,
-            env=child_environment(self.observer),
+            env=child_environment(self.observer, self.local_imports),
             cwd=start_dir,
             dimensions=(50, 250),
             encoding=None,

@@ -9,6 +9,7 @@ line ends and tabs, and only the edited text changes.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
@@ -21,6 +22,7 @@ from .editor_text import (
     replace_tabs_as_spaces,
 )
 from .errors import BadRequest, ToolError
+from .files import special_file_message
 
 SNIPPET_CONTEXT = 4
 MAX_DIR_ENTRIES = 1000
@@ -216,6 +218,9 @@ class Editor:
         if os.path.isdir(path):
             raise ToolError(f"The path {path} is a directory; this command needs a file.")
         try:
+            mode = os.stat(path).st_mode
+            if not stat.S_ISREG(mode):  # opening a FIFO would wait for a writer forever
+                raise ToolError(special_file_message(path, mode))
             if os.path.getsize(path) > MAX_EDIT_BYTES:
                 raise ToolError(
                     f"{path} is larger than 20 MB; use bash (grep, sed, head) or python instead."

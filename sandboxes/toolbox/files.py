@@ -24,6 +24,8 @@ def read_file(path: str, max_bytes: int = 200_000_000) -> dict:
         info = os.stat(path)
         if stat.S_ISDIR(info.st_mode):
             raise ToolError(f"{path} is a directory, not a file.")
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(special_file_message(path, info.st_mode))
         if info.st_size > max_bytes:
             raise ToolError(
                 f"{path} has {info.st_size:,} bytes, more than the limit of {max_bytes:,}."
@@ -41,6 +43,18 @@ def read_file(path: str, max_bytes: int = 200_000_000) -> dict:
         "size": len(data),
         "mtime": info.st_mtime,
     }
+
+
+def special_file_message(path: str, mode: int) -> str:
+    """Why a FIFO, socket or device file is not read (opening a FIFO waits for a writer)."""
+    kind = (
+        "a FIFO (named pipe)"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device file"
+    )
+    return f"{path} is {kind}, not a regular file; it holds no content to read."
 
 
 def write_file(path: str, data_b64: str, mode: int | None = None, mkdirs: bool = True) -> dict:
@@ -77,24 +91,47 @@ def stat_file(path: str) -> dict:
     }
 
 
+WALK_MAX_DEPTH = 64
+"""Folders deeper than this below a root are not listed (a 1500-deep tree in /tmp is an attack on
+the walk, not work)."""
+WALK_MAX_ENTRIES = 200_000
+"""Most directory entries one walk looks at before it stops and says the list is truncated."""
+
+
 def changed_files(since: float, roots: list[str], limit: int, skip: tuple[str, ...] = ()) -> dict:
     """Regular files under `roots` modified after `since`, newest first; caches and `skip` dirs
-    excluded."""
+    excluded. The walk is iterative with a depth and an entry cap, so no tree the agent builds
+    can make it fail or run without end; `truncated` says when a cap left something out."""
     found: dict[str, tuple[float, int]] = {}
+    seen, capped = 0, False
     for root in roots:
         _absolute(root)
-        for directory, dirs, files in os.walk(root, onerror=lambda _: None):
-            dirs[:] = [
-                d for d in dirs if d not in SKIPPED_DIRS and os.path.join(directory, d) not in skip
-            ]
-            for name in files:
-                path = os.path.join(directory, name)
+        stack = [(root, 0)]
+        while stack:
+            directory, depth = stack.pop()
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                if seen > WALK_MAX_ENTRIES:
+                    capped, stack = True, []
+                    break
                 try:
-                    info = os.lstat(path)
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name in SKIPPED_DIRS or entry.path in skip:
+                            continue
+                        if depth + 1 > WALK_MAX_DEPTH:
+                            capped = True
+                            continue
+                        stack.append((entry.path, depth + 1))
+                        continue
+                    info = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
                 if stat.S_ISREG(info.st_mode) and info.st_mtime > since:
-                    found[path] = (info.st_mtime, info.st_size)
+                    found[entry.path] = (info.st_mtime, info.st_size)
     newest = sorted(found.items(), key=lambda item: item[1][0], reverse=True)
     paths = [{"path": p, "mtime": m, "size": s} for p, (m, s) in newest[:limit]]
-    return {"paths": paths, "truncated": len(newest) > limit}
+    return {"paths": paths, "truncated": capped or len(newest) > limit}

@@ -26,6 +26,8 @@ _LOADING_VARIABLE = re.compile(
     r"|NODE_PATH|PATH|CDPATH|GLOBIGNORE|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|IFS|TMPDIR"
     r"|GIT_.*|LESS.*|INPUTRC)$"
 )
+SYSTEM_MAGIC = "/usr/lib/file/magic.mgc"
+"""Debian's compiled magic database (package libmagic-mgc), what `file` reads without ~/.magic."""
 _PYTHON = re.compile(r"python(3(\.\d+)?)?")
 _BASH = re.compile(r"bash")
 
@@ -56,15 +58,22 @@ def observer_env(trusted: Mapping[str, str]) -> dict[str, str]:
         LESSKEY="/dev/null",
         LESSKEYIN="/dev/null",
         LESSHISTFILE="-",
+        # `file` reads ~/.magic before the system's magic unless MAGIC names a file.
+        MAGIC=SYSTEM_MAGIC,
+        # sqlite3 runs ~/.sqliterc unless -init names another file; for shells and `bash -c`.
+        **{"BASH_FUNC_sqlite3%%": '() { command sqlite3 -init /dev/null "$@"; }'},
     )
     return env
 
 
 def observer_argv(argv: list[str]) -> list[str]:
-    """`argv` with the flags that isolate a python (`-I`) or a bash (no rc or profile files)."""
+    """`argv` with the flags that isolate a python (`-I`), a bash (no rc or profile files) or a
+    sqlite3 (no ~/.sqliterc)."""
     if not argv:
         return argv
     program = os.path.basename(argv[0])
+    if program == "sqlite3" and "-init" not in argv[1:]:
+        return [argv[0], "-init", "/dev/null", *argv[1:]]
     if _PYTHON.fullmatch(program) and "-I" not in argv[1:2]:
         return [argv[0], "-I", *argv[1:]]
     if _BASH.fullmatch(program):

@@ -123,6 +123,28 @@ class Pong(Result):
     pong: bool = False
 
 
+@dataclass(frozen=True)
+class ScreenPolicy(Result):
+    allowed: bool = True
+    enforced: str | None = None
+    """How the agent's sessions are kept off the screen (`landlock`), None while allowed."""
+
+
+@dataclass(frozen=True)
+class Frozen(Result):
+    """What a freeze did: the processes it stopped, the programs it kept, why any were refused."""
+
+    frozen: list[dict] = field(default_factory=list)
+    kept: list = field(default_factory=list)
+    refused: dict = field(default_factory=dict)
+    ended: bool = False
+
+
+@dataclass(frozen=True)
+class Resumed(Result):
+    resumed: int = 0
+
+
 # -- requests ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Ping(Request[Pong]):
@@ -138,6 +160,8 @@ class BashRun(Request[CommandResult]):
     timeout: float | None = None
     max_output: int | None = None
     session: str | None = None
+    local_imports: bool | None = None
+    """An observer session whose python imports from its working folder (the gate model's)."""
     observer: bool | None = None
 
 
@@ -155,6 +179,7 @@ class BashRestart(Request[Restarted]):
     RESULT = Restarted
     session: str | None = None
     observer: bool | None = None
+    local_imports: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -247,6 +272,31 @@ class ProcRun(Request[ProcessResult]):
     max_output: int | None = None
 
 
+@dataclass(frozen=True)
+class SessionScreen(Request[ScreenPolicy]):
+    """Whether the agent's bash and Python sessions may reach the X display (`screenless.py`)."""
+
+    METHOD = "session.screen"
+    RESULT = ScreenPolicy
+    allowed: bool
+
+
+@dataclass(frozen=True)
+class ProcFreeze(Request[Frozen]):
+    """Stop the agent's processes (with `end`, for good: the run is over)."""
+
+    METHOD = "proc.freeze"
+    RESULT = Frozen
+    end: bool | None = None
+
+
+@dataclass(frozen=True)
+class ProcThaw(Request[Resumed]):
+    METHOD = "proc.thaw"
+    RESULT = Resumed
+    frozen: list[dict]
+
+
 REQUESTS: tuple[type[Request], ...] = (
     Ping,
     BashRun,
@@ -261,5 +311,8 @@ REQUESTS: tuple[type[Request], ...] = (
     FileStatRequest,
     FsChanged,
     ProcRun,
+    SessionScreen,
+    ProcFreeze,
+    ProcThaw,
 )
 """Every typed method; the server's method table holds each `METHOD` (a test checks both)."""

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .bash_session import child_environment
 from .output import BoundedOutput
+from .screenless import wrapped
 
 DRIVER_SOURCE = (Path(__file__).parent / "python_driver.py").read_text(encoding="utf-8")
 INTERRUPT_GRACE_S = 2.0
@@ -27,10 +28,11 @@ INTERRUPT_GRACE_S = 2.0
 class PythonSession:
     """One interpreter; `run` executes a cell in its globals and returns output and traceback."""
 
-    def __init__(self, observer: bool = False):
+    def __init__(self, observer: bool = False, screenless: bool = False):
         # An observer's interpreter runs isolated (-I): no cwd, script folder or user site on
         # sys.path.
         self.observer = observer
+        self.screenless = screenless  # no X display or session bus (screenless.py)
         self.process: subprocess.Popen | None = None
         self._pending_note = ""
         self._start()
@@ -39,16 +41,17 @@ class PythonSession:
         request_read, self._request_write = os.pipe()
         self._result_read, result_write = os.pipe()
         home = os.path.expanduser("~")
+        argv = [
+            sys.executable,
+            *(["-I"] if self.observer else []),
+            "-u",
+            "-c",
+            DRIVER_SOURCE,
+            str(request_read),
+            str(result_write),
+        ]
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                *(["-I"] if self.observer else []),
-                "-u",
-                "-c",
-                DRIVER_SOURCE,
-                str(request_read),
-                str(result_write),
-            ],
+            wrapped(argv) if self.screenless else argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

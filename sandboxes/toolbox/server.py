@@ -12,7 +12,8 @@ anything the agent can write (see `observer.py`). `proc.run` always runs as an o
 
 Methods: ping, bash.run, bash.interrupt, bash.restart, python.run, python.restart, editor.run,
 image.view, file.read, file.write, file.stat, fs.changed, proc.run, and the drivers' methods
-`desktop.*` and `browser.*` (see driver_process.py), each taking `timeout` besides its own params.
+`desktop.*` and `browser.*` (see driver_process.py), proc.freeze and proc.thaw (freeze.py),
+each taking `timeout` besides its own params.
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ from .driver_process import DriverProcess
 from .editor import Editor
 from .errors import BadRequest, ToolError
 from .files import changed_files, read_file, stat_file, write_file
+from .freeze import freeze, thaw
 from .images import view_image
 from .process import run_process
 from .python_session import PythonSession
+from .screenless import why_unavailable
 
 REQUIRED = object()
 MAX_BASH_SESSIONS = 16
@@ -92,6 +95,9 @@ class Toolbox:
 
     def __init__(self, observer: bool = False):
         self.observer = observer  # every session observes (the toolbox of a gate's snapshot)
+        self.screenless = (
+            False  # agent sessions started from now on reach no screen (session.screen)
+        )
         self.workdir = tempfile.mkdtemp(prefix="stateact-toolbox-")
         self.bash_sessions: dict[str, BashSession] = {}
         self.python: PythonSession | None = None
@@ -114,6 +120,10 @@ class Toolbox:
             "file.stat": lambda p: stat_file(param(p, "path", str)),
             "fs.changed": self.fs_changed,
             "proc.run": self.proc_run,
+            "session.screen": self.session_screen,
+            # The local backend's freeze (no root there): see freeze.py.
+            "proc.freeze": lambda p: freeze(end=param(p, "end", bool, False)),
+            "proc.thaw": lambda p: {"resumed": thaw(param(p, "frozen", list))},
         }
         self.drivers: dict[str, DriverProcess] = {}
         for driver, functions in DRIVER_FUNCTIONS.items():
@@ -158,6 +168,28 @@ class Toolbox:
         observes = self._observes(params)
         return (f"observer:{name}" if observes and not self.observer else name), observes
 
+    def _screenless(self, observes: bool) -> bool:
+        return self.screenless and not observes
+
+    def session_screen(self, params: dict) -> dict:
+        """`allowed: false`: the agent's bash and Python sessions reach no X display or session bus
+        (see screenless.py); the agent's sessions already running are closed, to start again so."""
+        allowed = param(params, "allowed", bool)
+        if not allowed:
+            problem = why_unavailable()
+            if problem is not None:
+                raise ToolError(f"the agent's sessions cannot be kept off the screen: {problem}.")
+        if self.screenless != (not allowed):
+            self.screenless = not allowed
+            for name in [n for n in self.bash_sessions if not n.startswith("observer:")]:
+                self.bash_sessions.pop(name).close()
+            if self.python is not None and not self.observer:
+                self.python.close()
+                self.python = None
+            for name in [n for n in self.python_sessions if not n.startswith("observer:")]:
+                self.python_sessions.pop(name).close()
+        return {"allowed": allowed, "enforced": "landlock" if not allowed else None}
+
     # -- bash ----------------------------------------------------------------------------------
     def _session(self, params: dict, create: bool = True) -> BashSession | None:
         name, observes = self._session_key(params)
@@ -167,7 +199,10 @@ class Toolbox:
                 raise ToolError(
                     f"Too many bash sessions (limit {MAX_BASH_SESSIONS}); reuse an existing one."
                 )
-            session = self.bash_sessions[name] = BashSession(name, self.workdir, observes)
+            local_imports = param(params, "local_imports", bool, False)
+            session = self.bash_sessions[name] = BashSession(
+                name, self.workdir, observes, self._screenless(observes), local_imports
+            )
         return session
 
     def bash_run(self, params: dict) -> dict:
@@ -198,7 +233,7 @@ class Toolbox:
             session = self._named_python(name, observes)
             return session.run(code, timeout, max_output, cwd=self.default_cwd())
         if self.python is None:
-            self.python = PythonSession(observes)
+            self.python = PythonSession(observes, self._screenless(observes))
         return self.python.run(code, timeout, max_output, cwd=self.default_cwd())
 
     def python_restart(self, params: dict) -> dict:
@@ -206,7 +241,7 @@ class Toolbox:
         if name != DEFAULT_SESSION:
             self._named_python(name, observes).restart()
         elif self.python is None:
-            self.python = PythonSession(observes)
+            self.python = PythonSession(observes, self._screenless(observes))
         else:
             self.python.restart()
         return {"restarted": True}
@@ -218,7 +253,9 @@ class Toolbox:
                 raise ToolError(
                     f"Too many Python sessions (limit {MAX_BASH_SESSIONS}); reuse an existing one."
                 )
-            session = self.python_sessions[name] = PythonSession(observes)
+            session = self.python_sessions[name] = PythonSession(
+                observes, self._screenless(observes)
+            )
         return session
 
     # -- drivers -------------------------------------------------------------------------------

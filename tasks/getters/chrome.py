@@ -19,13 +19,12 @@ from tasks.getters.registry import GetterContext, getter, work_path
 PROFILE_ROOTS = (f"{SANDBOX_HOME}/.config/google-chrome", f"{SANDBOX_HOME}/.config/chromium")
 NEW_TAB_PAGE = 5
 """`session.restore_on_startup` value for "Open the New Tab page"."""
-OPEN_URLS = 4
-"""`session.restore_on_startup` value for "Open a specific page or set of pages"."""
-SESSION_ONLY = 4
-"""Content-setting value for cookies that are deleted when the browser closes."""
 UNPACKED = 4
 """`extensions.settings.<id>.location` of an extension loaded unpacked ("Load unpacked")."""
 COLOR_SCHEMES = {0: "system", 1: "light", 2: "dark"}
+CHROMIUM_OWN_CONTENT_KEYS = {"has_migrated_local_network_access"}
+"""What Chromium writes into `profile.default_content_setting_values` on its own (a migration
+marker, measured on an untouched Chromium 156 profile), not a setting the user changed."""
 
 
 def read_profile_json(ctx: GetterContext, relative: str) -> dict | None:
@@ -69,14 +68,17 @@ def flag(value: Any) -> str:
 
 @getter("enable_do_not_track")
 def get_enable_do_not_track(spec: dict, ctx: GetterContext) -> str:
-    return flag(dig(preferences(ctx), "enable_do_not_track", default=False))
+    """OSWorld's reading: any truthy `enable_do_not_track`."""
+    return flag(bool(dig(preferences(ctx), "enable_do_not_track", default=False)))
 
 
 @getter("enable_safe_browsing")
 def get_enable_safe_browsing(spec: dict, ctx: GetterContext) -> str:
-    """Standard or enhanced protection; Chrome's default (no key) is standard protection, on."""
+    """Standard or enhanced protection, as OSWorld reads it: a `safebrowsing` block without
+    `enabled` or `enhanced` reads "false", although Chrome's own default is on."""
     safe = dig(preferences(ctx), "safebrowsing", default={})
-    return flag(safe.get("enabled", True) is True or safe.get("enhanced") is True)
+    safe = safe if isinstance(safe, dict) else {}
+    return flag(bool(safe.get("enhanced", False)) or bool(safe.get("enabled", False)))
 
 
 @getter("profile_name")
@@ -86,36 +88,54 @@ def get_profile_name(spec: dict, ctx: GetterContext) -> str | None:
 
 @getter("default_search_engine")
 def get_default_search_engine(spec: dict, ctx: GetterContext) -> str:
-    """The default search provider's name; Google when the user never changed it."""
-    data = preferences(ctx)
-    provider = dig(data, "default_search_provider_data", "template_url_data", default={})
-    return provider.get("short_name") or dig(data, "default_search_provider", "name") or "Google"
+    """`default_search_provider_data.template_url_data.short_name`, Google when absent. Only
+    that key, as OSWorld reads it: `default_search_provider.name` is an obsolete key Chromium
+    keeps but no longer acts on, so a value there is not the engine in use."""
+    provider = dig(preferences(ctx), "default_search_provider_data", "template_url_data")
+    return provider.get("short_name", "Google") if isinstance(provider, dict) else "Google"
 
 
 @getter("new_startup_page")
 def get_new_startup_page(spec: dict, ctx: GetterContext) -> str:
-    """Whether Chrome starts on the New Tab page (the default, or no pages to open)."""
-    session = dig(preferences(ctx), "session", default={})
-    mode = session.get("restore_on_startup", NEW_TAB_PAGE)
-    urls = session.get("startup_urls") or []
-    return flag(mode == NEW_TAB_PAGE or (mode == OPEN_URLS and not urls))
+    """As OSWorld reads it: no `session` block (a fresh profile) is the New Tab page; otherwise
+    only `session.restore_on_startup` == 5 is (an empty list of pages to open is not)."""
+    data = preferences(ctx)
+    if "session" not in data:
+        return "true"
+    return flag(dig(data, "session", "restore_on_startup") == NEW_TAB_PAGE)
 
 
-@getter("chrome_appearance_mode_ui")
-def get_chrome_appearance_mode_ui(spec: dict, ctx: GetterContext) -> str:
-    """ "light", "dark" or "system" (the default) from the theme's colour-scheme setting."""
-    theme = dig(preferences(ctx), "browser", "theme", default={})
-    scheme = theme.get("color_scheme2", theme.get("color_scheme", 0))
-    return COLOR_SCHEMES.get(scheme, "system")
+def color_scheme_on_disk(ctx: GetterContext) -> str:
+    """OSWorld's file reading of the appearance mode (its fallback when the live page cannot be
+    read): `color_scheme2`, else `color_scheme`, as a number or a name; an
+    `extensions.theme.system_theme` of 0 reads "light" whatever the scheme says."""
+    data = preferences(ctx)
+    theme = dig(data, "browser", "theme", default={})
+    raw = theme.get("color_scheme2", theme.get("color_scheme")) if isinstance(theme, dict) else None
+    if dig(data, "extensions", "theme", "system_theme") in (0, "0", False):
+        return "light"
+    if isinstance(raw, str):
+        raw = raw.strip().lower()
+        names = {"system": "system", "default": "system", "light": "light", "dark": "dark"}
+        return names.get(raw) or COLOR_SCHEMES.get(int(raw) if raw.isdigit() else -1, "system")
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        return COLOR_SCHEMES.get(int(raw), "system")
+    return "system"
 
 
 @getter("data_delete_automacally")  # sic: OSWorld's spelling
 def get_data_delete_automatically(spec: dict, ctx: GetterContext) -> str:
-    """Whether cookies and site data are cleared when Chrome closes."""
-    data = preferences(ctx)
-    cookies = dig(data, "profile", "default_content_setting_values", "cookies")
-    on_exit = dig(data, "browser", "clear_data", "cookies_on_exit", default=False)
-    return flag(cookies == SESSION_ONLY or on_exit is True)
+    """OSWorld's reading: "true" when `profile.default_content_setting_values` exists at all (any
+    site-setting default changed), whatever it holds; see docs/osworld-fidelity.md. Chromium 156
+    writes that block itself, holding only its own migration marker, on every profile; OSWorld's
+    Chrome did not, so a block with nothing but Chromium's markers reads as absent."""
+    profile = preferences(ctx).get("profile")
+    if not isinstance(profile, dict):
+        return "false"  # OSWorld answers "Google" here, which no rule expects
+    values = profile.get("default_content_setting_values")
+    if isinstance(values, dict) and values and set(values) <= CHROMIUM_OWN_CONTENT_KEYS:
+        values = None
+    return flag(values is not None)
 
 
 def extension_settings(ctx: GetterContext) -> dict[str, dict]:

@@ -9,13 +9,14 @@ derived from its URL the way Chrome shows it (scheme and `www.` elided), before 
 from __future__ import annotations
 
 import json
-import sqlite3
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from harness.kernel.core import StateActError
+from sandboxes.agent_files import open_sqlite, sqlite_rows
 from tasks.chrome_live import cdp_call, omnibox_text
-from tasks.getters.chrome import PROFILE_ROOTS, dig, preferences
+from tasks.getters.chrome import PROFILE_ROOTS, color_scheme_on_disk, dig, preferences
 from tasks.getters.registry import GetterContext, getter, work_path
 
 DEFAULT_FONT_SIZES = {
@@ -24,6 +25,12 @@ DEFAULT_FONT_SIZES = {
     "minimum_font_size": 0,
 }
 """Chrome's font sizes when Preferences has no `webkit.webprefs` entry for them."""
+
+
+APPEARANCE_PROBE = (
+    Path(__file__).parents[1] / "sandbox_scripts" / "chrome_appearance.js"
+).read_text()
+APPEARANCE_MODES = {"light", "dark", "system"}
 
 
 def live(ctx: GetterContext, request: dict) -> Any:
@@ -45,6 +52,19 @@ def active_url(spec: dict, ctx: GetterContext) -> str | None:
         return None
     prefix = spec.get("goto_prefix", "https://")
     return f"{prefix or ''}{omnibox_text(tab['url'])}"
+
+
+@getter("chrome_appearance_mode_ui")
+def get_chrome_appearance_mode_ui(spec: dict, ctx: GetterContext) -> str:
+    """The mode chrome://settings/appearance shows in the running browser, as OSWorld reads it
+    (the page, not the file: Chrome writes Preferences later); the file when no browser answers
+    or the page shows no mode."""
+    request = {"op": "evaluate", "url": "chrome://settings/appearance", "js": APPEARANCE_PROBE}
+    try:
+        mode = live(ctx, {**request, "settle_s": 2.5, "wait_s": 5}).get("value")
+    except StateActError:
+        mode = None
+    return mode if mode in APPEARANCE_MODES else color_scheme_on_disk(ctx)
 
 
 @getter("active_tab_info")
@@ -129,8 +149,10 @@ def get_history(spec: dict, ctx: GetterContext) -> list[tuple] | None:
     path = profile_file(ctx, ("Default/History",), spec.get("dest", "History"))
     if path is None:
         return None
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-        return db.execute("SELECT url, title, last_visit_time FROM urls").fetchall()
+    # The agent's database: read-only, under a deadline, a heap limit and a row cap, so a
+    # recursive or endless view in place of `urls` ends with a reason instead of taking the host.
+    with open_sqlite(path) as db:
+        return sqlite_rows(db, "SELECT url, title, last_visit_time FROM urls")
 
 
 @getter("cookie_data")

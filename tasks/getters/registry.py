@@ -11,15 +11,18 @@ from __future__ import annotations
 import posixpath
 import shlex
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from harness.kernel.core import StateActError
+from sandboxes.agent_files import check_zip
 from sandboxes.base import SANDBOX_HOME, Sandbox
 from sandboxes.toolbox.observer import SAFE_DESKTOP_ENV
 from tasks.cache import find_cached, inside, is_file, is_url, local_reference, resolve_source
+from tasks.eval_failure import check_evaluation_command
 from tasks.relative_time import rule_relative_time
 from tasks.schema import Task
 
@@ -59,6 +62,7 @@ class RootDirSource:
             raise StateActError(f"{path} is a link that leads out of the --root folder")
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, dest)
+        check_zip(dest, path)
         return dest
 
     def run_command(self, command: str | list[str], shell: bool) -> dict:
@@ -76,11 +80,13 @@ class SandboxSource:
         self.timeout = timeout
 
     def fetch_file(self, path: str, dest: Path) -> Path | None:
-        code, _ = self.sandbox.exec(["test", "-f", path], timeout=self.timeout)
+        code, output = self.sandbox.exec(["test", "-f", path], timeout=self.timeout)
+        check_evaluation_command(f"`test -f {path}`", code, output)
         if code != 0:
             return None
         dest.parent.mkdir(parents=True, exist_ok=True)
-        self.sandbox.copy_out(path, dest)
+        self.sandbox.copy_out(path, dest)  # streamed under a byte cap; a link read as `user`
+        check_zip(dest, path)  # a package whose members unpack past the limits is not parsed
         return dest
 
     def run_command(self, command: str | list[str], shell: bool) -> dict:
@@ -91,7 +97,11 @@ class SandboxSource:
             argv = ["bash", "-c", "{ " + text + "\n} 2>/dev/null"]
         else:
             argv = ["bash", "-c", 'exec "$@" 2>/dev/null', "bash", *command]
+        started = time.monotonic()
         code, output = self.sandbox.exec(argv, timeout=self.timeout)
+        shown = command if isinstance(command, str) else shlex.join(command)
+        elapsed = time.monotonic() - started
+        check_evaluation_command(f"`{shown[:200]}`", code, output, elapsed, self.timeout)
         return {"output": output, "returncode": code}
 
 

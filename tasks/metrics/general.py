@@ -11,13 +11,13 @@ import difflib
 import json
 import operator
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 from rapidfuzz import fuzz
 
 from harness.kernel.core import StateActError
+from sandboxes.agent_files import open_sqlite
 from tasks.metrics.registry import metric
 from tasks.metrics.rule_match import match_value_to_rule
 
@@ -347,11 +347,8 @@ def run_sqlite3(result: str | None, rules: dict, **_: Any) -> float:
     """The first value the rule's SQL query returns on the database file, as the score."""
     if result is None or not Path(result).is_file():
         return 0.0
-    conn = sqlite3.connect(f"file:{result}?mode=ro", uri=True)
-    try:
+    with open_sqlite(Path(result)) as conn:  # the agent's database: read-only, with a deadline
         row = conn.execute(rule_value(rules, "sql")).fetchone()
-    finally:
-        conn.close()
     # OSWorld returns the first value itself (NULL as 0); a value above 1 is out of range.
     return float(row[0] or 0) if row else 0.0
 

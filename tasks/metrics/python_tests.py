@@ -1,77 +1,29 @@
 """OSWorld's check_python_file_by_test_suite (vscode.py): the task's test file, with the agent's
 Python files beside it, is imported and its test function's return value is the score.
 
-OSWorld imports that code into its evaluator process. StateAct runs it in a separate Python
-process inside bubblewrap (Debian's `bubblewrap`, which `make setup`/.ci install): no network, a
-read-only view of the system, an empty home and /tmp, no environment variables, a time limit;
-only the folder holding the test and the agent's files is writable.
+OSWorld imports that code into its evaluator process. StateAct runs it only inside a throwaway
+sandbox (tasks/agent_code.py: a fresh container, offline, with CPU, memory, process and time
+limits), as the sandbox's user, through the runner in the toolbox folder
+(sandboxes/toolbox/python_test_runner.py), which hands the score back in a root-only file: what
+the code prints or how it exits cannot forge it.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
 from harness.kernel.core import StateActError
+from sandboxes.base import SANDBOX_HOME, TOOLBOX_PARENT
+from tasks.agent_code import throwaway_sandbox
 from tasks.metrics.registry import metric
 
 TEST_TIMEOUT_S = 120
-MARKER = "STATEACT-TEST-SCORE "
-
-RUNNER = Path(__file__).with_name("python_test_runner.py")
-
-
-def isolation(folder: Path) -> list[str]:
-    """The bubblewrap command prefix that confines the test run."""
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise StateActError(
-            "check_python_file_by_test_suite runs the agent's code only inside bubblewrap: "
-            "install Debian's bubblewrap (make setup does)"
-        )
-    python_home = Path(sys.base_prefix).resolve()
-    return [
-        bwrap,
-        "--ro-bind",
-        "/",
-        "/",
-        "--tmpfs",
-        "/root",
-        "--tmpfs",
-        "/home",
-        "--tmpfs",
-        "/tmp",
-        "--tmpfs",
-        "/run",
-        "--ro-bind",
-        str(python_home),
-        str(python_home),
-        "--ro-bind",
-        sys.prefix,
-        sys.prefix,
-        "--bind",
-        str(folder),
-        str(folder),
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--clearenv",
-        "--setenv",
-        "PATH",
-        "/usr/bin:/bin",
-        "--setenv",
-        "HOME",
-        "/tmp",
-    ]
+RUNNER = f"{TOOLBOX_PARENT}/toolbox/python_test_runner.py"
+RESULT_FILE = "/root/stateact-test-result.json"
+USER_UID = "1000"
 
 
 @metric("check_python_file_by_test_suite")
@@ -83,21 +35,27 @@ def check_python_file_by_test_suite(
     if not test_file or not Path(test_file).is_file():
         return 0.0
     files = actual_files if isinstance(actual_files, list) else [actual_files]
-    with tempfile.TemporaryDirectory(prefix="stateact-pytest-") as scratch:
-        folder = Path(scratch).resolve()
+    folder = f"{SANDBOX_HOME}/stateact-test-{secrets.token_hex(4)}"
+    with throwaway_sandbox() as sandbox:
+        _checked(sandbox.exec(["mkdir", "-p", folder]), "make the test folder")
         for path in files:
             if path and Path(path).is_file():
-                shutil.copyfile(path, folder / Path(path).name)
-        test_copy = folder / Path(test_file).name
-        shutil.copyfile(test_file, test_copy)
-        # The runner is copied in: the project may sit in a home folder the isolation hides.
-        runner = folder / ".stateact_runner.py"
-        shutil.copyfile(RUNNER, runner)
-        command = isolation(folder) + [sys.executable, "-I", str(runner)]
-        command += [str(folder), str(test_copy), test_function_name, MARKER]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=TEST_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            return 0.0
-    scores = [line[len(MARKER) :] for line in done.stdout.splitlines() if line.startswith(MARKER)]
-    return float(json.loads(scores[-1])) if scores else 0.0
+                sandbox.copy_in(Path(path), f"{folder}/{Path(path).name}")
+        test_copy = f"{folder}/{Path(test_file).name}"
+        sandbox.copy_in(Path(test_file), test_copy)
+        command = ["python3", "-I", RUNNER, folder, test_copy, test_function_name, RESULT_FILE]
+        # Its exit status and output are the code's to choose: only the result file counts.
+        sandbox.exec([*command, USER_UID], timeout=TEST_TIMEOUT_S, user="root")
+        code, text = sandbox.exec(["cat", RESULT_FILE], user="root")
+    if code != 0:
+        return 0.0  # the runner was stopped at its time limit before it wrote a result
+    try:
+        return float(json.loads(text)["score"])
+    except (ValueError, KeyError, TypeError):
+        raise StateActError(f"the test runner wrote an unreadable result: {text[:200]!r}") from None
+
+
+def _checked(done: tuple[int, str], what: str) -> None:
+    code, output = done
+    if code != 0:
+        raise StateActError(f"could not {what} in the test sandbox: {output.strip()[-300:]}")

@@ -18,8 +18,9 @@ from urllib.parse import unquote, urlparse
 
 from playwright.sync_api import sync_playwright
 
-CHROME_BINARY = "/usr/lib/chromium/chromium"
-"""What `google-chrome` runs in the desktop image (Debian's Chromium)."""
+CHROME_BINARIES = {"/usr/lib/chromium/chrome", "/usr/lib/chromium/chromium"}
+"""What `google-chrome` runs in the desktop image: Debian's Chromium under Chrome's name (a hard
+link, so its processes are `chrome` as on OSWorld's VM), or Debian's own `chromium`."""
 
 
 def port_holders():
@@ -52,7 +53,7 @@ def port_holders():
 def chrome_ports(ports):
     """The ports Chromium itself listens on, those of `ports` first (socat's 9222 forwards to
     Chrome's own 1337, so the browser is reached on the port it holds)."""
-    held = [port for port, program in port_holders().items() if program == CHROME_BINARY]
+    held = [port for port, program in port_holders().items() if program in CHROME_BINARIES]
     return sorted(held, key=lambda port: ports.index(port) if port in ports else len(ports))
 
 
@@ -377,6 +378,14 @@ def run(request, browser, url):
             page.goto(request["url"], timeout=timeout_ms)
             page.wait_for_load_state("load")
             return website_infos(page, request, timeout_ms)
+        finally:
+            page.close()
+    if op == "evaluate":  # a fresh tab at `url`, `settle_s` to render, then `js` on it
+        page = browser.contexts[0].new_page()
+        try:
+            page.goto(request["url"], wait_until="domcontentloaded", timeout=timeout_ms)
+            page.wait_for_timeout(int(request.get("settle_s", 2.5) * 1000))
+            return {"value": page.evaluate(request["js"])}
         finally:
             page.close()
     if op == "pdf":

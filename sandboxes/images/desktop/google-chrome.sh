@@ -6,8 +6,9 @@
 # read and write (Preferences, Bookmarks, History, Cookies). Chromium refuses remote debugging on
 # its default profile; this one is not its default, so the debugging port opens. The sandbox
 # drops every capability, so Chromium's own sandbox cannot start (--no-sandbox); the flags after it
-# keep an offline browser from calling home.
-exec /usr/bin/chromium \
+# keep an offline browser from calling home. Debian's launcher, running the binary under Chrome's
+# name (`chrome`), so `pkill chrome` ends the browser as on OSWorld's VM (see the Dockerfile).
+exec /usr/local/lib/chromium-as-chrome \
     --user-data-dir="$HOME/.config/google-chrome" \
     --no-sandbox \
     --disable-gpu \

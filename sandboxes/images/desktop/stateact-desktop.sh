@@ -32,9 +32,18 @@ spawn() {
     echo $! >"$STATE_DIR/$name.pid"
 }
 
+# The session's sound server, as on OSWorld's Ubuntu (28cc3b7e's check reads its sink volume with
+# pactl): PulseAudio on a null sink, kept running while the desktop runs. Started in the background
+# (it needs no display, and the desktop must start fast); a client that asks before it is up waits
+# for it. Its first volume, 40%, is saved in the image's profile (see the Dockerfile).
+start_audio() {
+    command -v pulseaudio >/dev/null || return 0
+    setsid pulseaudio --start --exit-idle-time=-1 </dev/null >"$STATE_DIR/pulseaudio.log" 2>&1 &
+}
+
 start() {
-    local size=${1:-1280x720}
-    [[ $size =~ ^[0-9]+x[0-9]+$ ]] || die "size must look like 1280x720, got '$size'"
+    local size=${1:-1920x1080}
+    [[ $size =~ ^[0-9]+x[0-9]+$ ]] || die "size must look like 1920x1080, got '$size'"
     mkdir -p "$STATE_DIR"
 
     if [ -f "$ENV_FILE" ] && display_answers && pid_alive openbox; then
@@ -52,10 +61,13 @@ start() {
     fi
     DBUS_SESSION_BUS_ADDRESS=$(cat "$STATE_DIR/dbus.address")
     export DBUS_SESSION_BUS_ADDRESS
+    pulseaudio --check 2>/dev/null || start_audio
 
     if ! display_answers; then
         rm -f "/tmp/.X$DISPLAY_NUM-lock" "/tmp/.X11-unix/X$DISPLAY_NUM"
-        spawn xvfb Xvfb ":$DISPLAY_NUM" -screen 0 "${size}x24" -nolisten tcp
+        # Abstract socket only (no /tmp/.X11-unix file): a Landlock-scoped agent session cannot
+        # reach it (sandboxes/toolbox/screenless.py).
+        spawn xvfb Xvfb ":$DISPLAY_NUM" -screen 0 "${size}x24" -nolisten tcp -nolisten unix
     fi
     local deadline=$((SECONDS + WAIT_S))
     until display_answers; do
@@ -88,6 +100,7 @@ start() {
 
 stop() {
     local name
+    pulseaudio --kill 2>/dev/null
     for name in openbox xvfb dbus; do
         if pid_alive "$name"; then
             kill "$(cat "$STATE_DIR/$name.pid")" 2>/dev/null

@@ -1,0 +1,173 @@
+"""The host side of the OSWorld-V2 bridge: one process of the user's checkout per task, spoken to in
+JSON lines (`bridge_main.py` is the other side).
+
+The benchmark's code is trusted as it is in its own harness (it runs on the host, with the user's
+credentials for its judges), but it never runs in StateAct's process: its dependencies and
+interpreter are the checkout's own (`--osworld2-python`, default the checkout's `.venv`), and a
+crash of it is an evaluation error of the task, not of the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.kernel.core import StateActError
+
+BRIDGE_SCRIPT = Path(__file__).with_name("bridge_main.py")
+LOAD_TIMEOUT_S = 120.0
+SETUP_TIMEOUT_S = 1800.0
+"""OSWorld 2.0's setups upload large assets and seed websites: allow half an hour."""
+EVALUATE_TIMEOUT_S = 1800.0
+ASK_TIMEOUT_S = 300.0
+ENV_PREFIXES = {"judge": "OSWORLD_EVAL_MODEL", "user": "OSWORLD_USER_SIM"}
+KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+
+
+class Osworld2Config(BaseModel):
+    """Where the user's OSWorld-V2 lives and which models judge and play the user."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    checkout: Path
+    """The user's clone of xlang-ai/OSWorld-V2 (holds `desktop_env/`)."""
+    data: Path | None = None
+    """The downloaded task data (the gated `osworld_v2_tasks` dataset): `task_*.py` modules."""
+    python: Path | None = None
+    """The interpreter the checkout is installed in; None: `CHECKOUT/.venv/bin/python`, else the
+    harness's own."""
+    judge_model: str | None = None
+    """PROVIDER/NAME of the judges' model (OSWORLD_EVAL_MODEL_*); None leaves the checkout's
+    own settings."""
+    user_model: str | None = None
+    """PROVIDER/NAME of the simulated user (OSWORLD_USER_SIM_*); None: the judge's."""
+    base_url: str | None = None
+    """Endpoint for both models (an OpenAI-compatible server); None: the provider's variable."""
+    judge_max_tokens: int | None = Field(None, gt=0)
+    """OSWORLD_EVAL_MODEL_MAX_OUTPUT_TOKENS; a task's own limit still wins, as upstream."""
+
+    def interpreter(self) -> str:
+        if self.python is not None:
+            return str(self.python)
+        venv = self.checkout / ".venv" / "bin" / "python"
+        return str(venv) if venv.exists() else sys.executable
+
+    def environment(self) -> dict[str, str]:
+        """The bridge's environment: the harness's, plus the benchmark's model settings."""
+        env = dict(os.environ)
+        for role, spec in (("judge", self.judge_model), ("user", self.user_model)):
+            if spec:
+                env.update(model_variables(ENV_PREFIXES[role], spec, self.base_url))
+        if self.judge_max_tokens:
+            env["OSWORLD_EVAL_MODEL_MAX_OUTPUT_TOKENS"] = str(self.judge_max_tokens)
+        return env
+
+
+def model_variables(prefix: str, spec: str, base_url: str | None) -> dict[str, str]:
+    """OSWorld 2.0's variables for one model: provider, name, endpoint and the NAME of the key's
+    variable (the key itself stays in that variable, so no record of the bridge holds it)."""
+    provider, sep, name = spec.partition("/")
+    if not sep or provider not in KEY_VARIABLES or not name:
+        raise StateActError(
+            f"the model {spec!r} for OSWorld 2.0's {prefix} must be anthropic/NAME or openai/NAME"
+        )
+    variables = {
+        f"{prefix}_PROVIDER": provider,
+        f"{prefix}_NAME" if prefix.endswith("MODEL") else f"{prefix}_MODEL": name,
+        f"{prefix}_API_KEY_ENV": KEY_VARIABLES[provider],
+    }
+    url = base_url or os.environ.get(URL_VARIABLES[provider])
+    if url:
+        variables[f"{prefix}_BASE_URL"] = url
+    return variables
+
+
+@dataclass
+class Bridge:
+    """One running bridge process; `request` sends an operation and waits for its answer."""
+
+    config: Osworld2Config
+    log_path: Path
+    process: subprocess.Popen | None = None
+    answers: queue.Queue = field(default_factory=queue.Queue)
+    log_file: IO | None = None
+
+    def start(self) -> Bridge:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_file = self.log_path.open("ab")
+        try:
+            self.process = subprocess.Popen(
+                [self.config.interpreter(), str(BRIDGE_SCRIPT), str(self.config.checkout)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.log_file,
+                env=self.config.environment(),
+                cwd=str(self.config.checkout),
+            )
+        except OSError as exc:
+            raise StateActError(f"the OSWorld-V2 interpreter could not start: {exc}") from None
+        threading.Thread(target=self._read, daemon=True).start()
+        return self
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.answers.put(line)
+        self.answers.put(None)
+
+    def request(self, op: str, timeout: float, **params) -> dict:
+        if self.process is None or self.process.poll() is not None:
+            raise StateActError(f"the OSWorld-V2 bridge is not running ({self._tail()})")
+        line = json.dumps({"op": op, **params}) + "\n"
+        try:
+            self.process.stdin.write(line.encode())
+            self.process.stdin.flush()
+            raw = self.answers.get(timeout=timeout)
+        except (BrokenPipeError, OSError) as exc:
+            raise StateActError(f"the OSWorld-V2 bridge stopped: {exc} ({self._tail()})") from None
+        except queue.Empty:
+            self.close()
+            raise StateActError(f"OSWorld-V2's {op} took longer than {timeout:.0f} s") from None
+        if raw is None:
+            raise StateActError(f"the OSWorld-V2 bridge exited during {op} ({self._tail()})")
+        answer = json.loads(raw)
+        if not answer.pop("ok", False):
+            raise StateActError(f"OSWorld-V2's {op} failed: {answer.get('error')}")
+        return answer
+
+    def _tail(self) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return "no log"
+        return (text[-1] if text else "no output")[-300:]
+
+    def close(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            try:
+                self.process.stdin.write(b'{"op": "close"}\n')
+                self.process.stdin.flush()
+                self.process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+        if self.log_file is not None:
+            self.log_file.close()
+        self.process = None
+
+    def __enter__(self) -> Bridge:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

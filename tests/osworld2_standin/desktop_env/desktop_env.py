@@ -1,0 +1,110 @@
+"""DesktopEnv over a guest server: setup steps and weighted checkpoints, as the tests need."""
+
+import json
+import time
+import urllib.parse
+import urllib.request
+import uuid
+
+from desktop_env.evaluators import model_client
+
+
+class PythonController:
+    def __init__(self, vm_ip, server_port):
+        self.base = f"http://{vm_ip}:{server_port}"
+
+    def _post(self, route, data=None, json_body=None, headers=None):
+        headers = dict(headers or {})
+        if json_body is not None:
+            data = json.dumps(json_body).encode()
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(self.base + route, data=data or b"", headers=headers)
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.read()
+
+    def execute(self, command, shell=True):
+        return json.loads(self._post("/execute", json_body={"command": command, "shell": shell}))
+
+    def get_file(self, path):
+        try:
+            return self._post("/file", data=urllib.parse.urlencode({"file_path": path}).encode())
+        except urllib.error.HTTPError:
+            return None
+
+    def upload(self, path, data):
+        boundary = uuid.uuid4().hex
+        head = f"--{boundary}\r\nContent-Disposition: form-data; name="
+        body = (
+            (
+                f'{head}"file_path"\r\n\r\n{path}\r\n'
+                f'{head}"file_data"; filename="f"\r\nContent-Type: application/octet-stream\r\n\r\n'
+            ).encode()
+            + data
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
+        headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+        return self._post("/setup/upload", data=body, headers=headers)
+
+    def screenshot(self):
+        with urllib.request.urlopen(self.base + "/screenshot", timeout=30) as response:
+            return response.read()
+
+    def screen_size(self):
+        return json.loads(self._post("/screen_size"))
+
+
+class DesktopEnv:
+    def __init__(
+        self,
+        provider_name,
+        path_to_vm,
+        action_space="pyautogui",
+        screen_size=(1920, 1080),
+        headless=True,
+        os_type="Ubuntu",
+        require_a11y_tree=False,
+        cache_dir="cache",
+    ):
+        assert provider_name == "remote"
+        ip, port = path_to_vm.split(":")[:2]
+        self.controller = PythonController(ip, int(port))
+        self.config = None
+
+    def reset(self, task_config):
+        self.config = task_config
+        for step in task_config.get("config", []):
+            kind, params = step["type"], step.get("parameters", {})
+            if kind == "upload_file":
+                self.controller.upload(params["path"], params["content"].encode())
+            elif kind == "execute":
+                self.controller.execute(params["command"])
+            elif kind == "sleep":
+                time.sleep(params["seconds"])
+            else:
+                raise ValueError(f"unknown setup step {kind}")
+        return {"screenshot": self.controller.screenshot()}
+
+    def evaluate(self):
+        checkpoints = []
+        for checkpoint in self.config["evaluator"]["checkpoints"]:
+            value = self._check(checkpoint)
+            checkpoints.append(
+                {"name": checkpoint["name"], "weight": checkpoint["weight"], "score": value}
+            )
+        total = sum(c["weight"] for c in checkpoints)
+        score = sum(c["weight"] * c["score"] for c in checkpoints) / total
+        return {"score": score, "checkpoints": checkpoints}
+
+    def _check(self, checkpoint):
+        data = self.controller.get_file(checkpoint["path"])
+        text = data.decode() if data is not None else ""
+        if checkpoint["kind"] == "contains":
+            return float(checkpoint["expected"] in text)
+        if checkpoint["kind"] == "judge":
+            prompt = f"{checkpoint['question']}\n\n{text}\nAnswer yes or no."
+            try:
+                verdict = model_client.generate_text(prompt, max_tokens=5)
+            except Exception:
+                return 0.0  # as upstream: a failed judge call silently scores 0
+            return float(str(verdict).strip().lower().startswith("yes"))
+        raise ValueError(checkpoint["kind"])
