@@ -234,7 +234,9 @@ class StructAgentLoop:
 
     def _done(self, summary: str) -> None:
         """A DONE claim: refused while a leaf is not VERIFIED, else the finish gate's round."""
-        self.state.check_boundary(self.context.sandbox, "check at DONE")
+        structured = self.settings.verifier == "structured"
+        if structured:  # the visual and the no-verifier arms judge DONE without probes
+            self.state.check_boundary(self.context.sandbox, "check at DONE")
         blocking = blocking_leaves(self.state)
         if blocking:
             self.refusals += 1
@@ -256,7 +258,8 @@ class StructAgentLoop:
             )
             return
         if self._review is None:
-            self._review = finish_review(self.context, self.state) or (lambda _summary: None)
+            guarded = self.state if structured else None
+            self._review = finish_review(self.context, guarded) or (lambda _summary: None)
         rejection = self._review(summary)  # raises Finished("gate_rejected") when rounds run out
         if rejection is None:
             raise Finished("completed", summary)

@@ -15,7 +15,6 @@ from harness.reports.summary import summarize
 from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
-
 from tests.control_helpers import RoutedModel, bash, call
 from tests.harness.control.test_control_andor import grep, node_goal, nodes, worker
 

@@ -15,7 +15,6 @@ from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
 from tests.conftest import require_image
-
 from tests.control_helpers import RoutedModel, call, user_text
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.desktop]

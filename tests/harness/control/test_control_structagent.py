@@ -15,7 +15,6 @@ from harness.reports.summary import summarize
 from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
-
 from tests.conftest import require_image
 from tests.control_helpers import RoutedModel, bash, call
 
@@ -324,3 +323,34 @@ def test_the_initializer_sees_the_screen_and_the_accessibility_tree(tmp_path):
         if '"purpose": "task_state"' in line
     ]
     assert len(request) == 1
+
+
+def test_the_visual_only_verifier_runs_no_probe(tmp_path, local_sandbox):
+    del local_sandbox
+    claim = {
+        "decisions": [
+            {"id": "r1", "verified": True, "evidence": "the screen shows the note"},
+            {
+                "id": "r2",
+                "verified": True,
+                "evidence": "the screen shows 1 word",
+                "probe": {"kind": "file_exists", "path": "/nope"},
+            },
+        ],
+        "values": [],
+    }
+    roles = Roles(
+        plans=[{"subgoal": "write both", "targets": ["r1", "r2"]}, DONE], verdicts=[claim]
+    )
+    actor = [bash(f"echo bye > {NOTE}"), _report("written")]  # the wrong word: only a probe sees it
+    config = _config(verifier="visual")
+    config.gate.enabled = False
+    out = tmp_path / "run"
+    result = run_task(_task(tmp_path), config, out, model=RoutedModel(roles, actor))
+    assert result["status"] == "completed" and result["score"] == 0.0, result  # fooled, as measured
+    assert (
+        "<checks>" not in roles.seen["verify"][0] and "stored probe" not in roles.seen["verify"][0]
+    )
+    changes = [json.loads(line) for line in (out / "state.jsonl").read_text().splitlines()]
+    sources = {c["requirement"]: c["source"] for c in changes if c["type"] == "change"}
+    assert sources == {"r1": "visual verifier", "r2": "visual verifier"}  # its probe was not run

@@ -12,7 +12,6 @@ from harness.cli import main
 from harness.reports.summary import summarize
 from harness.run.config import RunConfig
 from harness.runner import run_task
-
 from tests.fakes import FakeOpenAIServer
 from tests.harness.control.test_control_lstc import LOOK, commit, report_task
 
