@@ -18,12 +18,12 @@ from tests.desktop_helpers import ENV
 
 PAGE = (
     "<!doctype html><title>Probe page</title><body style='margin:0;background:#fff'>"
-    "<button style='position:absolute;left:0;top:0;width:300px;height:200px;"
+    "<button style='position:fixed;left:0;top:0;width:100vw;height:100vh;"
     "background:#ff0000;border:0'>Go</button></body>"
 )
 CHROMIUM = (
-    "chromium --no-sandbox --disable-gpu --no-first-run --force-renderer-accessibility "
-    "--window-position=0,0 --window-size=1280,720 --app=file:///home/user/probe.html"
+    "chromium --no-sandbox --test-type --disable-gpu --no-first-run --force-renderer-accessibility "
+    "--window-position=0,0 --start-maximized --app=file:///home/user/probe.html"
 )
 
 
@@ -50,7 +50,8 @@ def test_screen_probes_read_the_live_desktop(tmp_path):
             box, {"kind": "screen_region", "region": [0, 0, 9, 9], "not_uniform": True}
         )
         assert missing.verdict is None  # no desktop yet: inconclusive, not a crash
-        code, out = box.exec(["stateact-desktop", "start", "1280x720"], timeout=120)
+        width, height = box.config.display_size  # the size a run's desktop starts at
+        code, out = box.exec(["stateact-desktop", "start", f"{width}x{height}"], timeout=120)
         assert code == 0, out
         box.exec(["bash", "-c", f"cat > /home/user/probe.html <<'EOF'\n{PAGE}\nEOF"], timeout=30)
         box.exec(["bash", "-c", ENV + f"({CHROMIUM} >/dev/null 2>&1 &)"], timeout=30)
@@ -64,13 +65,13 @@ def test_screen_probes_read_the_live_desktop(tmp_path):
         assert absent.verdict is False and absent.evidence.startswith("0 matching")
         gone = _answer(box, {**button, "name_contains": "Stop", "expect_present": False})
         assert gone.verdict is True
-        red = {"kind": "screen_region", "region": [20, 110, 100, 150], "mean_color": [255, 0, 0]}
+        red = {"kind": "screen_region", "region": [50, 200, 250, 300], "mean_color": [255, 0, 0]}
         deadline = time.monotonic() + 60
         while (seen := _answer(box, red)).verdict is not True:
             assert time.monotonic() < deadline, seen.evidence
             time.sleep(2)
         assert _answer(box, {**red, "mean_color": [0, 0, 255]}).verdict is False
-        flat = {"kind": "screen_region", "region": [20, 110, 100, 150], "not_uniform": False}
+        flat = {"kind": "screen_region", "region": [50, 200, 250, 300], "not_uniform": False}
         assert _answer(box, flat).verdict is True
-        with pytest.raises(ToolError, match="outside the 1280x720 screen"):
+        with pytest.raises(ToolError, match=f"outside the {width}x{height} screen"):
             _answer(box, {**red, "region": [0, 0, 5000, 10]})

@@ -8,7 +8,9 @@ import json
 
 import pytest
 
+from harness.apps.run_options import config_from_options, validate_options
 from harness.cli import main
+from harness.kernel.core import StateActError
 from harness.reports.summary import summarize
 from harness.run.config import RunConfig
 from harness.runner import run_task
@@ -154,3 +156,12 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+def test_run_configs_and_the_api_take_the_seed_switches():
+    values = {"model": "script/x", "lstc_without": ["s2l"], "andor_or": "off", "no_stall": True}
+    config = config_from_options(validate_options("run", values))
+    assert config.lstc.s2l is False and config.andor.alternatives is False
+    assert config.stall.enabled is False and config.options()["lstc_s2l"] is False
+    with pytest.raises(StateActError, match="--andor-or"):
+        config_from_options(validate_options("run", {"model": "script/x", "andor_or": "maybe"}))
