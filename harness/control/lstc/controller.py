@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections import Counter
 from dataclasses import asdict
 
@@ -32,7 +33,7 @@ from harness.kernel.loop import check_run_budgets
 from harness.kernel.records import load_events
 
 from ..finish import finish_review, open_task_state
-from ..jsonask import JsonAsker, prompt
+from ..jsonask import PROMPTS, JsonAsker, prompt
 from ..memory import with_lessons
 from ..registry import control_mode
 from .abstract import abstract_step
@@ -45,6 +46,7 @@ from .suppress import RepeatGuard
 from .verify import FinalVerification
 
 log = logging.getLogger(__name__)
+APP_NAME = re.compile(r"[a-z0-9_]{1,40}")
 
 __all__ = ["LongTermState", "LstcController", "TOOLS", "abstract_step", "parse_commitment"]
 
@@ -75,6 +77,7 @@ class LstcController:
         self.first_screen: bytes | None = None
         self.seen_outputs: set[str] = set()
         self.advanced = False
+        self.domain_notes = domain_notes(getattr(context.task, "related_apps", []))
         self.counts = Counter()
         """Steps, advances, kept subgoals, suppressed actions, refinements, verifications."""
 
@@ -125,7 +128,7 @@ class LstcController:
         """L2S: the commitment from the long-term state (and the screen), or the short request."""
         l2s = self.settings.l2s
         if l2s:
-            user = self.state.render(self.instruction, self.task_state)
+            user = self.state.render(self.instruction, self.task_state) + self.domain_notes
             system = prompt("lstc_plan.md")
         else:
             user, system = self.state.render_short(self.instruction), prompt("lstc_plan_short.md")
@@ -345,6 +348,16 @@ class LstcController:
     def _record(self, event: str, **data) -> None:
         if self.record is not None:
             self.record.append(event, agent="lstc", **json.loads(json.dumps(data, default=str)))
+
+
+def domain_notes(apps: list[str]) -> str:
+    """The planner's domain notes (L2S's "domain skills"): one short file per application the task
+    names in `related_apps` (`harness/prompts/lstc_domains/`); "" when none is known."""
+    names = [
+        app for app in dict.fromkeys(apps) if (PROMPTS / "lstc_domains" / f"{app}.md").is_file()
+    ]
+    notes = [prompt(f"lstc_domains/{app}.md").strip() for app in names]
+    return "\n\nDOMAIN NOTES:\n" + "\n".join(notes) if notes else ""
 
 
 @control_mode("lstc")

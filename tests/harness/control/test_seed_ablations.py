@@ -22,7 +22,7 @@ def _events(run_dir) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "trajectory.jsonl").read_text().splitlines()]
 
 
-def _lstc_arm(tmp_path, name: str, **lstc) -> tuple[dict, list[dict], list[str]]:
+def _lstc_arm(tmp_path, name: str, apps=(), **lstc) -> tuple[dict, list[dict], list[str]]:
     """Look twice under a kept subgoal, propose a third identical look, then give up."""
     responses = [
         commit("Find where the report goes", LOOK),
@@ -39,7 +39,8 @@ def _lstc_arm(tmp_path, name: str, **lstc) -> tuple[dict, list[dict], list[str]]
         for key, value in lstc.items():
             setattr(config.lstc, key, value)
         out = tmp_path / name
-        result = run_task(report_task(tmp_path, name), config, out, resume=False)
+        task = report_task(tmp_path, name).model_copy(update={"related_apps": list(apps)})
+        result = run_task(task, config, out, resume=False)
         sent = [json.dumps(r["json"]["messages"]) for r in server.completion_requests()]
     return result, _events(out), sent
 
@@ -165,3 +166,14 @@ def test_run_configs_and_the_api_take_the_seed_switches():
     assert config.stall.enabled is False and config.options()["lstc_s2l"] is False
     with pytest.raises(StateActError, match="--andor-or"):
         config_from_options(validate_options("run", {"model": "script/x", "andor_or": "maybe"}))
+
+
+def test_the_planner_sees_the_domain_notes_of_the_tasks_apps(tmp_path, local_sandbox):
+    del local_sandbox
+    apps = ["libreoffice_calc", "../etc/passwd", "unknown_app"]
+    _, _, sent = _lstc_arm(tmp_path, "domains", apps=apps)
+    assert "DOMAIN NOTES:" in sent[0] and "LibreOffice Calc: a workbook edited" in sent[0]
+    _, _, short = _lstc_arm(tmp_path, "domains-no-l2s", apps=apps, l2s=False)
+    assert "DOMAIN NOTES" not in short[0]
+    _, _, plain = _lstc_arm(tmp_path, "no-apps")
+    assert "DOMAIN NOTES" not in plain[0]
