@@ -177,3 +177,32 @@ def test_the_planner_sees_the_domain_notes_of_the_tasks_apps(tmp_path, local_san
     assert "DOMAIN NOTES" not in short[0]
     _, _, plain = _lstc_arm(tmp_path, "no-apps")
     assert "DOMAIN NOTES" not in plain[0]
+
+
+ARMS = [
+    ("stall", {"no_stall": True}, "true", "false"),
+    ("andor_grain", {"andor_grain": "op"}, "subtask", "op"),
+    ("andor_repair", {"andor_repair": "off"}, "true", "false"),
+    ("andor_or", {"andor_or": "off"}, "true", "false"),
+    ("lstc_l2s", {"lstc_without": ["l2s"]}, "true", "false"),
+    ("lstc_s2l", {"lstc_without": ["s2l"]}, "true", "false"),
+    ("lstc_suppression", {"lstc_without": ["suppression"]}, "true", "false"),
+    ("lstc_abstraction", {"lstc_without": ["abstraction"]}, "model", "lines"),
+    ("lstc_refinement", {"lstc_without": ["refinement"]}, "true", "false"),
+    ("lstc_final_verification", {"lstc_without": ["final-verification"]}, "true", "false"),
+    ("structagent_verifier", {"structagent_without": ["verifier"]}, "structured", "off"),
+    ("structagent_verifier", {"structagent_verifier": "visual"}, "structured", "visual"),
+    ("structagent_memory", {"structagent_without": ["memory"]}, "true", "false"),
+    ("structagent_judge", {"structagent_without": ["bbon"]}, "true", "false"),
+]
+
+
+@pytest.mark.parametrize("name, switch, full, ablated", ARMS)
+def test_every_ablation_splits_a_two_arm_summary(name, switch, full, ablated):
+    """Each switch, set as a run option, is recorded and groups the summary's `by_option`."""
+    arms = []
+    for values in ({}, switch):
+        config = config_from_options(validate_options("run", {"model": "script/x", **values}))
+        arms.append({"task_id": "t", "status": "completed", "options": config.options()})
+    table = summarize(arms)["by_option"][name]
+    assert set(table) == {full, ablated} and all(g["tasks"] == 1 for g in table.values())
