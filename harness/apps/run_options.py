@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.apps.sandbox_options import apply_sandbox_options
+from harness.apps.seed_options import apply_seed_options
 from harness.control import CONTROLLERS
 from harness.control.lstc.gui import COORDINATE_SCALES as COORDS
 from harness.control.lstc.gui import grounder_options
@@ -70,6 +71,13 @@ class CommonOptions(BaseModel):
     main_display: bool = False
     screen: str | None = None
     agent_sudo: bool = False
+    no_stall: bool = False
+    andor_grain: str = "subtask"
+    andor_repair: str = "on"
+    andor_or: str = "on"
+    lstc_without: list[str] = []
+    structagent_verifier: str = "structured"
+    structagent_without: list[str] = []
     out: str | None = None
     resume: bool = False
 
@@ -259,6 +267,7 @@ def config_from_options(options: CommonOptions) -> RunConfig:
     config.loop.max_wall_s = options.max_time
     _set_grounder(config, options)
     _set_experiment_options(config, options)
+    apply_seed_options(options, config)
     return config
 
 

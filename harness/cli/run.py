@@ -25,6 +25,7 @@ from tasks.support import check_references
 
 from .config_file import apply_run_config
 from .progress import TurnProgress
+from .seed_options import add_seed_options
 
 OK_STATUSES = ("completed", "infeasible")
 
@@ -152,6 +153,7 @@ def add_run_options(parser) -> None:
         action="store_true",
         help="give workers a finish gate of their own (the nested ablation)",
     )
+    add_seed_options(parser)
     add_experiment_options(parser)
 
 

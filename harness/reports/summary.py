@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+from harness.run.config import MODE_OPTIONS
+
 
 def _mean(values: Iterable[float]) -> float | None:
     values = list(values)
@@ -56,6 +58,7 @@ OPTIONS = (
     "task_state",
     "worker_depth",
     "nested_gate",
+    *MODE_OPTIONS,
 )
 """The switches `RunConfig.options` records with each result: what the seeds' ablations vary."""
 

@@ -33,6 +33,8 @@ class TaskOutcome:
         self.evaluation_note: str | None = None
         self.options: dict = {}
         """The run's ablation switches (`RunConfig.options`)."""
+        self.control_stats: dict = {}
+        """What the control mode counts (the AND/OR tree's metrics, StructAgent's subgoals...)."""
         self.started = time.monotonic()
 
     def fail(self, status: str, error: str) -> None:
@@ -66,4 +68,5 @@ class TaskOutcome:
             "control": self.control,
             "preset": self.preset,
             "options": self.options,
+            "control_stats": self.control_stats,
         }
