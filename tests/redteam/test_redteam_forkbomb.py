@@ -20,8 +20,7 @@ from harness.models.scripted import ScriptedModel
 from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import Task
-
-from .conftest import require_image
+from tests.conftest import require_image
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
