@@ -27,6 +27,7 @@ from tasks.evaluate import evaluate
 from tasks.getters import SandboxSource
 from tasks.schema import Task, load_task
 from tasks.setup import GUI_STEPS, run_setup
+from tasks.webarena.deployment import configure as configure_webarena
 
 from .control import StateActHooks, gate_review, run_control
 from .control.best_of import Rollout, select_rollout, selection_summary
@@ -70,6 +71,8 @@ def run_task(
     if resume and (out_dir / "result.json").exists():
         return json.loads((out_dir / "result.json").read_text())
     config = config.with_preset()
+    if config.sites:  # the WebArena sites (a Python API or Ray node run sets them here)
+        configure_webarena(config.sites, cache=config.cache_dir)
     if (
         config.model_options.provider is None
     ):  # endpoint settings belong to the main model's provider
@@ -122,6 +125,7 @@ def run_task(
                 end.status,
                 ("FAIL" if end.status == "infeasible" else None),
             )
+            outcome.answer = getattr(end, "message", None)  # a WebArena answer (finish text)
             if isinstance(end, BudgetExceeded):  # the error column says which budget ended how
                 outcome.error = end.message
         # Judging starts when the agent stops: nothing it started acts while the harness scores.
@@ -348,6 +352,7 @@ def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None
             cache_dir=_cache_dir(config),
             work_dir=Path(work_dir),
             final_action=outcome.final_action,
+            answer=getattr(outcome, "answer", None),
         )
     outcome.score = evaluation.score
     outcome.metrics = [metric.model_dump() for metric in evaluation.metrics]

@@ -29,6 +29,7 @@ from harness.models import endpoint_provider, make_model
 from harness.reports.html_report import write_trajectory_html
 from harness.run.config import CONTROL_MODES, GATE_MODES, PRESETS, RunConfig
 from sandboxes import BACKENDS
+from tasks.webarena.deployment import configure as configure_webarena
 
 log = logging.getLogger(__name__)
 MAX_BEST_OF = 8  # as RunConfig.best_of allows
@@ -79,6 +80,7 @@ class RunOptions(CommonOptions):
 
     best_of: int = 1
     memory: str | None = None
+    sites: str | None = None
 
 
 class SuiteOptionsModel(RunOptions):
@@ -239,6 +241,8 @@ def config_from_options(options: CommonOptions) -> RunConfig:
     config.task_state.enabled = options.task_state
     config.best_of = best_of
     config.memory_dir = _memory_dir(getattr(options, "memory", None))
+    config.sites = getattr(options, "sites", None)
+    configure_webarena(config.sites, getattr(options, "parallel", None), options.cache)
     config.subagents.worker_depth = options.worker_depth
     config.subagents.nested_gate = options.nested_gate
     model_options = config.model_options

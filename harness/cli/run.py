@@ -200,7 +200,13 @@ def add_config_options(parser) -> None:
 
 
 def add_selection_options(parser) -> None:
-    """Options of `run` and `suite`: best-of-N rollouts and the lesson memory."""
+    """Options of `run` and `suite`: best-of-N rollouts, the lesson memory, WebArena's sites."""
+    parser.add_argument(
+        "--sites",
+        metavar="FILE",
+        help="WebArena: YAML or JSON mapping each site (shopping, reddit, gitlab, ...) to its base "
+        "URL, with optional accounts and reset_command (docs/webarena.md)",
+    )
     parser.add_argument(
         "--best-of",
         type=int,

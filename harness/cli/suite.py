@@ -31,6 +31,7 @@ from sandboxes.images.apps import declared_apps, definition_name
 from tasks.coverage import blocker_summary, blocker_table, coverage_table, evaluator_coverage
 from tasks.schema import load_task
 from tasks.support import reason_kind
+from tasks.webarena.deployment import configure as configure_webarena
 
 from .config_file import apply_run_config
 from .progress import RunsProgress
@@ -306,6 +307,7 @@ def dry_run(args) -> list[dict]:
         for script in foreign_build_scripts(discover_tasks(args.paths)):
             say(f"not running {script} (suite code); pass --build-fixtures to build its fixtures.")
     require_one_of("sandbox backend", args.sandbox, BACKENDS)
+    configure_webarena(args.sites, args.parallel, args.cache)  # WebArena tasks' blockers
     if args.sandbox != "docker":
         say(
             f"applications are not checked: the {args.sandbox} backend runs this "

@@ -172,6 +172,8 @@ class RunConfig(BaseModel):
     """Where `download`/`cloud_file` URLs are looked up (OSWorld's cache naming)."""
     allow_host_paths: bool = False
     """Let task file references name host files outside the task's folder and the cache."""
+    sites: str | None = None
+    """The WebArena sites file (`--sites FILE`, docs/webarena.md)."""
 
     model_config = ConfigDict(protected_namespaces=())
 

@@ -1,0 +1,87 @@
+"""The WebArena deployment a process runs against: the user's sites file (`--sites FILE`, or the
+run config's `sites` key), how many tasks run at once, and where signed-in states are cached.
+
+The command line sets it once (`configure`) before it lists or runs tasks; `run_task` sets it
+again from its config, so a task run through the Python API or on a Ray node sees the same
+sites. A task's blockers and its setup and scoring read it from here, which keeps the loader,
+the dry run and the runner free of WebArena parameters.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tasks.webarena.schema import WebArenaTask
+from tasks.webarena.sites import LOGIN_SITES, SitesConfig, load_sites, task_blockers
+
+STATE_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "stateact"
+"""Default home of the signed-in states (`<cache>/webarena-auth/`) when no --cache is given."""
+
+
+@dataclass
+class Deployment:
+    """Where the sites are (`sites` None: no sites file), and how many tasks share them."""
+
+    sites: SitesConfig | None = None
+    parallel: int = 1
+    source: str | None = None
+    """The sites file it was read from."""
+    state_dir: Path = field(default_factory=lambda: STATE_CACHE / "webarena-auth")
+    """Where each site's signed-in storage state is cached (one JSON file per site and account)."""
+
+
+_active = Deployment()
+
+
+def configure(
+    sites_file: str | os.PathLike | None, parallel: int | None = None, cache: str | None = None
+) -> Deployment:
+    """Read `sites_file` (one sentence on what is wrong with it) and make it the active
+    deployment; `parallel` and `cache` keep their previous values when None."""
+    global _active
+    if sites_file is not None and str(sites_file) != _active.source:
+        sites = load_sites(sites_file)
+    else:
+        sites = _active.sites if sites_file is not None else None
+    state_dir = Path(cache) / "webarena-auth" if cache else _active.state_dir
+    _active = Deployment(
+        sites=sites,
+        parallel=_active.parallel if parallel is None else max(1, int(parallel)),
+        source=None if sites_file is None else str(sites_file),
+        state_dir=state_dir,
+    )
+    return _active
+
+
+def active() -> Deployment:
+    return _active
+
+
+def blockers(task: WebArenaTask, network: bool, deployment: Deployment | None = None) -> list[str]:
+    """What stops `task` here: a site not configured, an account missing for its login, a reset
+    it needs in a parallel run without the reset hook, no network to reach the sites."""
+    deployment = deployment or _active
+    found = task_blockers(task, deployment.sites, deployment.parallel)
+    if task.require_login and deployment.sites is not None:
+        for site in task.sites:
+            if site in LOGIN_SITES and deployment.sites.account(site) is None:
+                found.append(f"no account to sign in to the WebArena site {site!r} (accounts:)")
+    if isinstance((task.eval.reference_answers or {}).get("fuzzy_match"), list):
+        found.append(
+            "its answer is judged by a model (fuzzy_match), which StateAct does not pass to "
+            "WebArena's evaluator yet"
+        )
+    uses = [f"{target.url} {target.locator}" for target in task.eval.program_html]
+    if any("func:shopping_" in use for use in uses):
+        found.append(
+            "its check calls the shop's REST API (func:shopping_…), which StateAct does not "
+            "reach yet"
+        )
+    if not network:
+        found.append(
+            "needs the network: WebArena's sites are reached through --network (--network-mode "
+            "NAME for the Docker network they run on)"
+        )
+    return found
