@@ -27,7 +27,9 @@ from tasks.evaluate import evaluate
 from tasks.getters import SandboxSource
 from tasks.schema import Task, load_task
 from tasks.setup import GUI_STEPS, run_setup
+from tasks.webarena.deployment import active as webarena_deployment
 from tasks.webarena.deployment import configure as configure_webarena
+from tasks.webarena.deployment import use_judge
 
 from .control import StateActHooks, gate_review, run_control
 from .control.best_of import Rollout, select_rollout, selection_summary
@@ -35,6 +37,7 @@ from .control.display import ScreenUseCounter, keep_off_screen
 from .control.memory import remember, with_lessons
 from .control.milestones import discard_milestones, last_milestone, snapshot_of
 from .models import endpoint_provider, make_model
+from .models.judge import ModelJudge
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +76,8 @@ def run_task(
     config = config.with_preset()
     if config.sites:  # the WebArena sites (a Python API or Ray node run sets them here)
         configure_webarena(config.sites, cache=config.cache_dir)
+        if config.judge_model and webarena_deployment().judge is None:
+            use_judge(ModelJudge(make_model(config.judge_model, config.model_options)))
     if (
         config.model_options.provider is None
     ):  # endpoint settings belong to the main model's provider
@@ -125,7 +130,8 @@ def run_task(
                 end.status,
                 ("FAIL" if end.status == "infeasible" else None),
             )
-            outcome.answer = getattr(end, "message", None)  # a WebArena answer (finish text)
+            # A WebArena task's answer is the accepted finish's text (the root's report, andor).
+            outcome.answer = end.message if end.status == "completed" else None
             if isinstance(end, BudgetExceeded):  # the error column says which budget ended how
                 outcome.error = end.message
         # Judging starts when the agent stops: nothing it started acts while the harness scores.

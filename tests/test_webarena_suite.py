@@ -16,9 +16,11 @@ import yaml
 
 from harness.apps.suite_discovery import discover_tasks
 from harness.kernel.core import StateActError
+from harness.models.judge import ModelJudge
+from harness.models.scripted import ScriptedModel
 from tasks.schema import load_task
 from tasks.support import dry_run_record
-from tasks.webarena.deployment import Deployment, blockers, configure
+from tasks.webarena.deployment import Deployment, blockers, configure, use_judge
 from tasks.webarena.scoring import score_webarena
 from tasks.webarena.sites import SitesConfig
 from tasks.webarena.task import webarena_of
@@ -39,8 +41,10 @@ SITES = {
 @pytest.fixture(autouse=True)
 def fresh_deployment():
     configure(None, 1)
+    use_judge(None)
     yield
     configure(None, 1)
+    use_judge(None)
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +104,7 @@ def test_every_published_task_lists_with_its_blockers(published):
     judged = [r for r in configured if not r["runnable"]]
     assert len(runnable) + len(judged) == 812
     not_yet = {
-        "its answer is judged by a model (fuzzy_match), which StateAct does not pass to "
-        "WebArena's evaluator yet",
+        "its answer is judged by a model (fuzzy_match): give one with --judge-model",
         "its check calls the shop's REST API (func:shopping_…), which StateAct does not reach yet",
     }
     assert all(set(r["reasons"]) <= not_yet for r in judged), judged[:3]
@@ -193,3 +196,25 @@ def test_string_match_needs_no_browser_and_infeasible_answers_n_a(tmp_path):
     assert score_webarena(task, None, "365.42", True).values["score"] == 0.0  # said N/A
     url_task = webarena_of(load_task(SLICE / "9001.json"))
     assert "need the live sandbox" in score_webarena(url_task, None, "", False).failure
+
+
+def test_a_fuzzy_answer_is_judged_by_the_judge_model_with_webarenas_prompt(published, tmp_path):
+    configure_sites(tmp_path / "s.yaml", {"sites": SITES})
+    paths = discover_tasks([published])
+    fuzzy = next(
+        webarena_of(task)
+        for task in map(load_task, paths)
+        if isinstance(webarena_of(task).eval.reference_answers.get("fuzzy_match"), list)
+        and webarena_of(task).eval.eval_types == ["string_match"]
+    )
+    assert "give one with --judge-model" in blockers(fuzzy, network=True)[0]
+    model = ScriptedModel([{"text": "correct"}, {"text": "incorrect"}])
+    use_judge(ModelJudge(model))
+    assert blockers(fuzzy, network=True) == []
+    references = fuzzy.eval.reference_answers["fuzzy_match"]
+    assert score_webarena(fuzzy, None, "my answer", False).values["score"] == (
+        1.0 if len(references) == 1 else 0.0
+    )
+    sent = model.calls[0]["messages"][0]["content"][0]["text"]
+    assert fuzzy.intent in sent and references[0] in sent and "my answer" in sent
+    assert model.calls[0]["tools"] == []

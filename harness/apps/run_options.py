@@ -26,10 +26,12 @@ from harness.control.lstc_gui import grounder_options
 from harness.control.memory import LessonStore
 from harness.kernel.core import StateActError, require_one_of
 from harness.models import endpoint_provider, make_model
+from harness.models.judge import ModelJudge
 from harness.reports.html_report import write_trajectory_html
 from harness.run.config import CONTROL_MODES, GATE_MODES, PRESETS, RunConfig
 from sandboxes import BACKENDS
 from tasks.webarena.deployment import configure as configure_webarena
+from tasks.webarena.deployment import use_judge
 
 log = logging.getLogger(__name__)
 MAX_BEST_OF = 8  # as RunConfig.best_of allows
@@ -81,6 +83,7 @@ class RunOptions(CommonOptions):
     best_of: int = 1
     memory: str | None = None
     sites: str | None = None
+    judge_model: str | None = None
 
 
 class SuiteOptionsModel(RunOptions):
@@ -242,7 +245,10 @@ def config_from_options(options: CommonOptions) -> RunConfig:
     config.best_of = best_of
     config.memory_dir = _memory_dir(getattr(options, "memory", None))
     config.sites = getattr(options, "sites", None)
+    config.judge_model = getattr(options, "judge_model", None)
     configure_webarena(config.sites, getattr(options, "parallel", None), options.cache)
+    if config.judge_model:  # a bad spec or key fails now, in one sentence
+        use_judge(ModelJudge(make_model(config.judge_model, config.model_options)))
     config.subagents.worker_depth = options.worker_depth
     config.subagents.nested_gate = options.nested_gate
     model_options = config.model_options

@@ -208,6 +208,12 @@ def add_selection_options(parser) -> None:
         "URL, with optional accounts and reset_command (docs/webarena.md)",
     )
     parser.add_argument(
+        "--judge-model",
+        metavar="SPEC",
+        help="WebArena: the model judging fuzzy_match answers with WebArena's prompt "
+        "(PROVIDER/NAME; WebArena's own harness uses an OpenAI GPT-4 model)",
+    )
+    parser.add_argument(
         "--best-of",
         type=int,
         default=1,

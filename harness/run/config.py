@@ -174,6 +174,8 @@ class RunConfig(BaseModel):
     """Let task file references name host files outside the task's folder and the cache."""
     sites: str | None = None
     """The WebArena sites file (`--sites FILE`, docs/webarena.md)."""
+    judge_model: str | None = None
+    """The model judging WebArena's `fuzzy_match` answers (`--judge-model SPEC`)."""
 
     model_config = ConfigDict(protected_namespaces=())
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.kernel.core import StateActError
+from tasks.webarena.evaluators import PageUnavailable
 from tasks.webarena.sites import SitesConfig
 
 SCRIPT = (Path(__file__).parent / "sandbox_scripts" / "webarena_browser.py").read_text()
@@ -51,18 +52,22 @@ LOGIN_FORMS: dict[str, dict[str, Any]] = {
 }
 
 
+class BrowserFailed(PageUnavailable):
+    """The sandbox's browser could not carry out an operation (no verdict on the agent's work)."""
+
+
 def browser_call(run: Run, request: dict) -> Any:
-    """The JSON answer of one `webarena_browser.py` operation; StateActError with its reason."""
+    """The JSON answer of one `webarena_browser.py` operation; BrowserFailed with its reason."""
     command = f"python3 -I -c {shlex.quote(SCRIPT)} {shlex.quote(json.dumps(request))}"
     code, output = run(command)
     lines = output.strip().splitlines()
     if code != 0 or not lines:
         reason = lines[-1] if lines else f"exit {code}, no output"
-        raise StateActError(f"the browser's {request['op']} failed: {reason[-300:]}")
+        raise BrowserFailed(f"the browser's {request['op']} failed: {reason[-300:]}")
     try:
         return json.loads(lines[-1])
     except json.JSONDecodeError:
-        raise StateActError(
+        raise BrowserFailed(
             f"the browser's {request['op']} answered {lines[-1][-200:]!r}"
         ) from None
 
@@ -121,7 +126,9 @@ class ObserverPage:
 
     def goto(self, url: str) -> None:
         self.actions = []
-        self._play(("goto", url))
+        loaded = self._play(("goto", url))
+        if loaded is not None:  # the page did not load: nothing there to find
+            raise StateActError(f"the page {url[:200]} did not load: {loaded['error']}")
         self.actions = [("goto", url)]
 
     def content(self) -> str:

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tasks.webarena.evaluators import Judge
 from tasks.webarena.schema import WebArenaTask
 from tasks.webarena.sites import LOGIN_SITES, SitesConfig, load_sites, task_blockers
 
@@ -30,6 +31,8 @@ class Deployment:
     """The sites file it was read from."""
     state_dir: Path = field(default_factory=lambda: STATE_CACHE / "webarena-auth")
     """Where each site's signed-in storage state is cached (one JSON file per site and account)."""
+    judge: Judge | None = None
+    """The model judging `fuzzy_match` answers (`--judge-model`); None: those tasks are blocked."""
 
 
 _active = Deployment()
@@ -51,8 +54,14 @@ def configure(
         parallel=_active.parallel if parallel is None else max(1, int(parallel)),
         source=None if sites_file is None else str(sites_file),
         state_dir=state_dir,
+        judge=_active.judge,
     )
     return _active
+
+
+def use_judge(judge: Judge | None) -> None:
+    """Make `judge` the active deployment's judge of `fuzzy_match` answers."""
+    _active.judge = judge
 
 
 def active() -> Deployment:
@@ -68,11 +77,9 @@ def blockers(task: WebArenaTask, network: bool, deployment: Deployment | None = 
         for site in task.sites:
             if site in LOGIN_SITES and deployment.sites.account(site) is None:
                 found.append(f"no account to sign in to the WebArena site {site!r} (accounts:)")
-    if isinstance((task.eval.reference_answers or {}).get("fuzzy_match"), list):
-        found.append(
-            "its answer is judged by a model (fuzzy_match), which StateAct does not pass to "
-            "WebArena's evaluator yet"
-        )
+    fuzzy = (task.eval.reference_answers or {}).get("fuzzy_match")
+    if isinstance(fuzzy, list) and deployment.judge is None:
+        found.append("its answer is judged by a model (fuzzy_match): give one with --judge-model")
     uses = [f"{target.url} {target.locator}" for target in task.eval.program_html]
     if any("func:shopping_" in use for use in uses):
         found.append(

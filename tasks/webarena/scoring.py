@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from harness.kernel.core import StateActError
 from tasks.chrome_live import cdp_call
-from tasks.webarena.browser import ObserverPage, Run, state_file
+from tasks.webarena.browser import BrowserFailed, ObserverPage, Run, state_file
 from tasks.webarena.deployment import Deployment, active
 from tasks.webarena.evaluators import evaluate_task
 from tasks.webarena.schema import WebArenaTask
@@ -88,9 +88,11 @@ def score_webarena(
     except StateActError as exc:
         return WebArenaVerdict(failure=str(exc))
     try:
-        values = evaluate_task(task, pred, page, resolve=deployment.sites.resolve)
+        values = evaluate_task(
+            task, pred, page, resolve=deployment.sites.resolve, judge=deployment.judge
+        )
+    except BrowserFailed as exc:  # the browser, not the work
+        return WebArenaVerdict(failure=str(exc))
     except StateActError as exc:
-        if "browser's observe failed" in str(exc):  # the browser, not the work
-            return WebArenaVerdict(failure=str(exc))
         return WebArenaVerdict(values={"score": 0.0}, error=str(exc))
     return WebArenaVerdict(values=values)

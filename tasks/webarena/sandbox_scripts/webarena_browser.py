@@ -90,7 +90,10 @@ def start(playwright, request):
 def play(page, action):
     kind, value = action
     if kind == "goto":
-        page.goto(value, timeout=60000)
+        try:  # a URL built from the agent's end page may not load: a verdict, not a failure
+            page.goto(value, timeout=60000)
+        except Exception as exc:
+            return {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
         page.wait_for_timeout(SETTLE_MS)
         return None
     if kind == "content":
