@@ -14,14 +14,17 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.apps.suite import run_suite
 from harness.apps.suite_discovery import discover_tasks
 from harness.kernel.core import StateActError
 from harness.models.judge import ModelJudge
 from harness.models.scripted import ScriptedModel
+from harness.run.config import RunConfig
 from tasks.schema import load_task
 from tasks.support import dry_run_record
 from tasks.webarena.deployment import Deployment, blockers, configure, use_judge
 from tasks.webarena.scoring import score_webarena
+from tasks.webarena.start import reset_sites
 from tasks.webarena.sites import SitesConfig
 from tasks.webarena.task import webarena_of
 
@@ -218,3 +221,35 @@ def test_a_fuzzy_answer_is_judged_by_the_judge_model_with_webarenas_prompt(publi
     sent = model.calls[0]["messages"][0]["content"][0]["text"]
     assert fuzzy.intent in sent and references[0] in sent and "my answer" in sent
     assert model.calls[0]["tools"] == []
+
+
+def test_the_reset_hook_runs_with_the_tasks_sites_and_a_failure_is_one_sentence(tmp_path):
+    mark = tmp_path / "reset.txt"
+    hooked = SitesConfig(
+        sites={"shopping": SITES["shopping"]}, reset_command=f'echo "$WEBARENA_SITES" > {mark}'
+    )
+    reset_sites(hooked, ["shopping", "reddit"])
+    assert mark.read_text() == "shopping,reddit\n"
+    broken = SitesConfig(sites={}, reset_command="echo no database >&2; exit 3")
+    with pytest.raises(StateActError, match=r"the reset_command failed \(exit 3\): no database"):
+        reset_sites(broken, ["shopping"])
+
+
+def test_a_parallel_suite_refuses_a_reset_task_without_the_hook_and_runs_it_with_it(tmp_path):
+    task = json.loads((SLICE / "9002.json").read_text())
+    task["require_reset"] = True
+    path = tmp_path / "reset.json"
+    path.write_text(json.dumps(task))
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": {"shopping": "http://127.0.0.1:9"}}))
+    config = RunConfig(model="script/none", sites=str(sites))
+    config.sandbox.network, config.sandbox.network_mode = True, "webarena-unused"
+    run_suite([path], config, tmp_path / "out", parallel=2)  # refused before any sandbox
+    (line,) = [json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert line["status"] == "unsupported" and "reset_command" in line["error"], line
+    sites.write_text(
+        yaml.safe_dump({"sites": {"shopping": "http://127.0.0.1:9"}, "reset_command": "true"})
+    )
+    assert (
+        blockers(webarena_of(load_task(path)), network=True, deployment=configure(sites, 2)) == []
+    )

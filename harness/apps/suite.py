@@ -35,6 +35,7 @@ from harness.run.config import RunConfig
 from sandboxes.base import check_parallel_network
 from tasks.schema import Task, load_task
 from tasks.support import dry_run_record
+from tasks.webarena.deployment import configure as configure_webarena
 
 from .outdir import (
     OutLock,
@@ -383,6 +384,8 @@ def run_suite(
     draws its progress display with it). `suite_options` select tasks and trials and say how
     a resumed OUT is treated (`SuiteOptions`).
     """
+    # WebArena's sites, and how many tasks share them (a reset-needing task may not, unhooked)
+    configure_webarena(config.sites, parallel, config.cache_dir)
     suite = SuiteRun(
         paths,
         config,

@@ -44,10 +44,7 @@ def configure(
     """Read `sites_file` (one sentence on what is wrong with it) and make it the active
     deployment; `parallel` and `cache` keep their previous values when None."""
     global _active
-    if sites_file is not None and str(sites_file) != _active.source:
-        sites = load_sites(sites_file)
-    else:
-        sites = _active.sites if sites_file is not None else None
+    sites = load_sites(sites_file) if sites_file is not None else None
     state_dir = Path(cache) / "webarena-auth" if cache else _active.state_dir
     _active = Deployment(
         sites=sites,
