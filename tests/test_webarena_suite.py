@@ -24,8 +24,8 @@ from tasks.schema import load_task
 from tasks.support import dry_run_record
 from tasks.webarena.deployment import Deployment, blockers, configure, use_judge
 from tasks.webarena.scoring import score_webarena
-from tasks.webarena.start import reset_sites
 from tasks.webarena.sites import SitesConfig
+from tasks.webarena.start import reset_sites
 from tasks.webarena.task import webarena_of
 
 PUBLISHED = Path(__file__).parent / "data" / "webarena" / "test.raw.json.gz"
