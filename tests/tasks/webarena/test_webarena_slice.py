@@ -20,7 +20,6 @@ from harness.models.scripted import ScriptedModel
 from harness.run.config import RunConfig
 from tasks.webarena.deployment import configure
 from tests.conftest import require_image
-
 from tests.control_helpers import RoutedModel, call
 from tests.webarena_standin.sites import forum, shop
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
-import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
 from harness.apps.suite import run_suite
 from harness.apps.suite_discovery import discover_tasks
+from harness.cli import main as cli_main
 from harness.kernel.core import StateActError
 from harness.models.judge import ModelJudge
 from harness.models.scripted import ScriptedModel
@@ -57,14 +57,12 @@ def published(tmp_path_factory) -> Path:
     return folder
 
 
-def stateact(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-    )
+def stateact(capsys, *args: str) -> SimpleNamespace:
+    """The command line in this process (its own parsing, config files and error sentences)."""
+    capsys.readouterr()
+    code = cli_main(list(args))
+    out = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
 
 
 def test_a_webarena_file_loads_through_the_task_loader():
@@ -144,11 +142,11 @@ def test_blockers_name_the_missing_site_login_and_reset(tmp_path):
     assert blockers(reset, network=True, deployment=honest) == []  # one at a time: runs
 
 
-def test_suite_dry_run_with_sites_on_the_command_line_and_in_a_run_config(tmp_path):
+def test_suite_dry_run_with_sites_on_the_command_line_and_in_a_run_config(tmp_path, capsys):
     sites = tmp_path / "sites.yaml"
     sites.write_text(yaml.safe_dump({"sites": {"shopping": SITES["shopping"]}}))
     tasks = [str(SLICE / "188.json"), str(SLICE / "600.json")]
-    listed = stateact("suite", *tasks, "--dry-run", "--network", "--sites", str(sites))
+    listed = stateact(capsys, "suite", *tasks, "--dry-run", "--network", "--sites", str(sites))
     assert listed.returncode == 0, listed.stderr
     lines = {json.loads(x)["id"]: json.loads(x) for x in listed.stdout.splitlines()}
     assert lines["webarena-188"]["runnable"] is True
@@ -157,10 +155,10 @@ def test_suite_dry_run_with_sites_on_the_command_line_and_in_a_run_config(tmp_pa
     ]
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump({"sites": str(sites), "network": True}))
-    from_config = stateact("suite", *tasks, "--dry-run", "--config", str(config))
+    from_config = stateact(capsys, "suite", *tasks, "--dry-run", "--config", str(config))
     assert from_config.returncode == 0, from_config.stderr
     assert [json.loads(x)["runnable"] for x in from_config.stdout.splitlines()] == [True, False]
-    without = stateact("suite", *tasks, "--dry-run", "--network")
+    without = stateact(capsys, "suite", *tasks, "--dry-run", "--network")
     assert all(not json.loads(x)["runnable"] for x in without.stdout.splitlines())
 
 
@@ -173,14 +171,14 @@ def test_suite_dry_run_with_sites_on_the_command_line_and_in_a_run_config(tmp_pa
         ("sites: {shopping: 'ftp://x.test'}", "must be http(s)://HOST"),
     ],
 )
-def test_a_bad_sites_file_is_one_sentence(tmp_path, content, says):
+def test_a_bad_sites_file_is_one_sentence(tmp_path, capsys, content, says):
     sites = tmp_path / "sites.yaml"
     sites.write_text(content)
-    done = stateact("suite", str(SLICE / "188.json"), "--dry-run", "--sites", str(sites))
+    done = stateact(capsys, "suite", str(SLICE / "188.json"), "--dry-run", "--sites", str(sites))
     assert done.returncode == 2 and says in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     missing = stateact(
-        "run", str(SLICE / "188.json"), "--model", "script/x", "--sites", "nope.yaml"
+        capsys, "run", str(SLICE / "188.json"), "--model", "script/x", "--sites", "nope.yaml"
     )
     assert missing.returncode == 2 and "cannot read the sites file nope.yaml" in missing.stderr
 
