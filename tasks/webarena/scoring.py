@@ -20,6 +20,7 @@ from tasks.chrome_live import cdp_call
 from tasks.webarena.browser import BrowserFailed, ObserverPage, Run, state_file
 from tasks.webarena.deployment import Deployment, active
 from tasks.webarena.evaluators import evaluate_task
+from tasks.webarena.rest import SandboxShopHelpers
 from tasks.webarena.schema import WebArenaTask
 from tasks.webarena.sites import LOGIN_SITES
 
@@ -79,17 +80,23 @@ def score_webarena(
     pred = NOT_AVAILABLE if infeasible else (answer or "")
     needs_page = any(kind != "string_match" for kind in task.eval.eval_types)
     try:
-        page = None
+        page = helpers = None
         if needs_page:
             if sandbox is None:
                 raise StateActError("url_match and program_html need the live sandbox")
             run = runner_of(sandbox, observer_user(sandbox))
             page = ObserverPage(run, end_url(sandbox), cached_cookies(task, deployment))
+            helpers = SandboxShopHelpers(run, deployment.sites)
     except StateActError as exc:
         return WebArenaVerdict(failure=str(exc))
     try:
         values = evaluate_task(
-            task, pred, page, resolve=deployment.sites.resolve, judge=deployment.judge
+            task,
+            pred,
+            page,
+            resolve=deployment.sites.resolve,
+            judge=deployment.judge,
+            helpers=helpers,
         )
     except BrowserFailed as exc:  # the browser, not the work
         return WebArenaVerdict(failure=str(exc))

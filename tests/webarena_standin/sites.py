@@ -1,5 +1,6 @@
 """Stand-ins for two of WebArena's sites, served on 127.0.0.1 by the tests: a shop (search, a
-login form like Magento's, an order history) and a forum (a login form like Postmill's, posting
+login form like Magento's, an order history, buying a product, and the two REST calls WebArena's
+`func:shopping_get_latest_order_url()` makes) and a forum (a login form like Postmill's, posting
 to a forum). Their login forms are the ones WebArena's auto_login fills (labels, placeholders,
 button names), so StateAct's login recipes are exercised as they are.
 
@@ -10,6 +11,7 @@ method, so a test can tell a fresh login from a reused state.
 from __future__ import annotations
 
 import html
+import json
 import secrets
 import threading
 from collections import Counter
@@ -25,6 +27,8 @@ ORDERS = [  # newest first, as Magento's "My Orders" lists them
     ("000000188", "3/11/23", "$2,126.32", "Complete"),
 ]
 PRODUCTS = ["Game card case for Nintendo Switch", "Coffee mug", "Switch dock"]
+SKUS = {"B07DFJ5XKH": "Foundation for mattress with frame set", "B072XS3F6W": "Table lamp"}
+ADMIN_ACCOUNT = ("admin", "admin1234")
 
 
 def page(title: str, body: str) -> bytes:
@@ -42,6 +46,8 @@ class Site:
         self.sessions: set[str] = set()
         self.requests: Counter = Counter()
         self.posts: list[dict] = []
+        self.orders: list[dict] = []  # placed during the test, after ORDERS
+        self.tokens: set[str] = set()
         self.lock = threading.Lock()
 
 
@@ -62,6 +68,14 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         for key, value in (headers or {}).items():
             self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def send_json(self, value, status: int = 200) -> None:
+        body = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
 
@@ -177,12 +191,86 @@ def shop_orders(h: Handler, method: str, parsed) -> None:
     )
 
 
+def shop_product(h: Handler, method: str, parsed) -> None:
+    sku = parsed.path.rsplit("/", 1)[-1]
+    if sku not in SKUS:
+        h.send(page("Not found", "<h1>404</h1>"), 404)
+        return
+    h.send(
+        page(
+            SKUS[sku],
+            f"<h1>{html.escape(SKUS[sku])}</h1><p>SKU {sku}</p>"
+            f'<form method="post" action="/checkout/buy"><input type="hidden" name="sku" '
+            f'value="{sku}"><button id="buy" type="submit">Buy now</button></form>',
+        )
+    )
+
+
+def shop_buy(h: Handler, method: str, parsed) -> None:
+    if not h.signed_in():
+        h.redirect("/customer/account/login/")
+        return
+    sku = h.form().get("sku", "")
+    with h.site.lock:
+        number = 190 + len(h.site.orders)
+        h.site.orders.append({"increment_id": f"{number:09d}", "sku": sku})
+    h.redirect(f"/sales/order/view/order_id/{number}/")
+
+
+def shop_order(h: Handler, method: str, parsed) -> None:
+    if not h.signed_in():
+        h.redirect("/customer/account/login/")
+        return
+    number = parsed.path.rstrip("/").rsplit("/", 1)[-1]
+    order = next((o for o in h.site.orders if int(o["increment_id"]) == int(number)), None)
+    if order is None:
+        h.send(page("Not found", "<h1>404</h1>"), 404)
+        return
+    item = f"{html.escape(SKUS.get(order['sku'], '?'))} SKU: {html.escape(order['sku'])}"
+    h.send(
+        page(
+            f"Order # {order['increment_id']}",
+            f"<h1>Order # {order['increment_id']}</h1>"
+            f'<div class="order-details-items ordered">{item}</div>',
+        )
+    )
+
+
+def shop_rest(h: Handler, method: str, parsed) -> None:
+    """Magento's REST calls WebArena's helpers make: an admin token, the orders newest first."""
+    if parsed.path == "/rest/default/V1/integration/admin/token" and method == "POST":
+        body = json.loads(h.rfile.read(int(h.headers.get("Content-Length") or 0)) or b"{}")
+        if (body.get("username"), body.get("password")) != ADMIN_ACCOUNT:
+            h.send_json({"message": "The account sign-in was incorrect"}, 401)
+            return
+        token = secrets.token_hex(16)
+        with h.site.lock:
+            h.site.tokens.add(token)
+        h.send_json(token)
+        return
+    if h.headers.get("Authorization", "").removeprefix("Bearer ") not in h.site.tokens:
+        h.send_json({"message": "unauthorized"}, 401)
+        return
+    if parsed.path == "/rest/V1/orders":
+        query = parse_qs(parsed.query)
+        newest_first = query.get("searchCriteria[sortOrders][0][direction]") == ["DESC"]
+        orders = list(reversed(h.site.orders)) if newest_first else list(h.site.orders)
+        size = int(query.get("searchCriteria[pageSize]", ["20"])[0])
+        h.send_json({"items": orders[:size], "total_count": len(orders)})
+        return
+    h.send_json({"message": "not found"}, 404)
+
+
 SHOP_ROUTES = {
     "/": shop_home,
     "/catalogsearch/result/": shop_search,
     "/customer/account/login/": shop_login,
     "/customer/account/": shop_account,
     "/sales/order/history/": shop_orders,
+    "/product/*": shop_product,
+    "/checkout/buy": shop_buy,
+    "/sales/order/view/*": shop_order,
+    "/rest/*": shop_rest,
 }
 
 

@@ -5,6 +5,8 @@ Usage: python3 -I webarena_browser.py '{"op": "...", ...}'.
   request) and prints the resulting storage state (cookies and local storage).
 - `start`: the desktop's browser (DevTools on 127.0.0.1, launched by the task's setup) gets the
   signed-in cookies and opens the task's start pages, the first one on screen.
+- `shop_api`: WebArena's shop REST helpers' calls (an admin token, then one GET), answered as
+  the status and JSON.
 - `observe`: a fresh headless Chromium with the given storage state plays `actions` (goto,
   evaluate, content) and prints each one's value and the page's URL. The harness runs it as the
   observer, after the agent's processes are ended: no profile, extension or page of the agent's.
@@ -15,6 +17,9 @@ names.
 import json
 import sys
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
 from playwright.sync_api import sync_playwright
 
@@ -117,9 +122,32 @@ def observe(playwright, request):
         browser.close()
 
 
+def shop_api(playwright, request):
+    """WebArena's shop REST helpers' two calls: an admin token, then one GET with it."""
+    body = json.dumps({"username": request["username"], "password": request["password"]})
+    token_request = urllib.request.Request(
+        request["base"] + "/rest/default/V1/integration/admin/token",
+        data=body.encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(token_request, timeout=60) as answer:
+        token = json.load(answer)
+    url = request["base"] + request["path"]
+    if request.get("params"):
+        url += "?" + urllib.parse.urlencode(request["params"])
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    try:
+        with urllib.request.urlopen(
+            urllib.request.Request(url, headers=headers), timeout=60
+        ) as got:
+            return {"status": got.status, "json": json.load(got)}
+    except urllib.error.HTTPError as exc:
+        return {"status": exc.code, "json": None}
+
+
 def main():
     request = json.loads(sys.argv[1])
-    operations = {"login": login, "start": start, "observe": observe}
+    operations = {"login": login, "start": start, "observe": observe, "shop_api": shop_api}
     if request.get("op") not in operations:
         raise SystemExit(f"unknown operation {request.get('op')!r}")
     with sync_playwright() as playwright:

@@ -49,6 +49,11 @@ def web_steps(task_id: str, shop_url: str, forum_url: str, right: bool) -> list[
         ],
     }
     steps["601"] = steps["600"]
+    sku = "B07DFJ5XKH" if right else "B072XS3F6W"  # the cancelled mattress foundation, or a lamp
+    steps["436"] = [
+        call("navigate", url=f"{shop_url}/product/{sku}"),
+        call("click", selector="#buy"),
+    ]
     return [*steps[task_id], call("report", text="done")]
 
 
@@ -129,7 +134,7 @@ def run_slice(tmp_path: Path, config: RunConfig, variant: str, names: list[str])
     return {line["task_id"]: line for line in lines}
 
 
-ALL = ["188", "9001", "600", "9002"]
+ALL = ["188", "9001", "600", "9002", "436"]
 
 
 def test_right_answers_score_1_and_the_login_state_is_reused(tmp_path, standins):
@@ -150,9 +155,9 @@ def test_wrong_answers_and_doing_nothing_score_0(tmp_path, standins):
     wrong = run_slice(tmp_path, config, "wrong", ALL)
     assert {k: r["score"] for k, r in wrong.items()} == {f"webarena-{n}": 0.0 for n in ALL}
     assert all(r["status"] == "completed" for r in wrong.values()), wrong
-    idle = run_slice(tmp_path, config, "idle", ["188", "9001", "600"])
+    idle = run_slice(tmp_path, config, "idle", ["188", "9001", "600", "436"])
     assert {k: r["score"] for k, r in idle.items()} == {
-        f"webarena-{n}": 0.0 for n in ["188", "9001", "600"]
+        f"webarena-{n}": 0.0 for n in ["188", "9001", "600", "436"]
     }, idle
 
 
