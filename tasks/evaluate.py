@@ -216,7 +216,13 @@ def webarena_result(task, source, answer: str | None, infeasible: bool) -> EvalR
     verdict = score_webarena(task, getattr(source, "sandbox", None), answer, infeasible)
     error = verdict.failure or verdict.error
     metrics = [
-        MetricResult(name=name, value=value, error=error, evaluation_failed=bool(verdict.failure))
+        MetricResult(
+            name=name,
+            value=value,
+            error=error,
+            evaluation_failed=bool(verdict.failure),
+            inputs=verdict.inputs or None,
+        )
         for name, value in verdict.values.items()
         if name != "score"
     ] or [

@@ -116,12 +116,15 @@ class ObserverPage:
 
     def __init__(self, run: Run, url: str, cookies: list[dict]):
         self.run, self.url, self.cookies = run, url, cookies
+        self.end_url = url
+        self.uid: int | None = None
+        """The uid the last replay's browser ran as (the observer's on the docker backend)."""
         self.actions: list[tuple[str, str]] = [("goto", url)] if url else []
 
     def _play(self, action: tuple[str, str]) -> Any:
         request = {"op": "observe", "cookies": self.cookies, "actions": [*self.actions, action]}
         answer = browser_call(self.run, request)
-        self.url = answer["url"]
+        self.url, self.uid = answer["url"], answer.get("uid")
         return answer["values"][-1]
 
     def goto(self, url: str) -> None:

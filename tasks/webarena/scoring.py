@@ -36,6 +36,8 @@ class WebArenaVerdict:
     """A verdict of 0 with its reason (a bad task, the agent's wrong page)."""
     failure: str | None = None
     """The evaluation could not run (the sandbox, the browser): no verdict on the work."""
+    inputs: dict = field(default_factory=dict)
+    """What was compared: the answer, the end page, the uid the judging browser ran as."""
 
 
 def runner_of(sandbox, user: str) -> Run:
@@ -102,4 +104,7 @@ def score_webarena(
         return WebArenaVerdict(failure=str(exc))
     except StateActError as exc:
         return WebArenaVerdict(values={"score": 0.0}, error=str(exc))
-    return WebArenaVerdict(values=values)
+    inputs = {"answer": pred[:300]}
+    if page is not None:
+        inputs.update(end_url=page.end_url[:300], observer_uid=page.uid)
+    return WebArenaVerdict(values=values, inputs=inputs)

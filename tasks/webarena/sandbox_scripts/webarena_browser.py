@@ -15,6 +15,7 @@ names.
 """
 
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -117,7 +118,7 @@ def observe(playwright, request):
         context = browser.new_context(storage_state={"cookies": request.get("cookies", [])})
         page = context.new_page()
         values = [play(page, action) for action in request["actions"]]
-        return {"values": values, "url": page.url}
+        return {"values": values, "url": page.url, "uid": os.getuid()}
     finally:
         browser.close()
 

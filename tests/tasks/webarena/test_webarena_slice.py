@@ -143,6 +143,9 @@ def test_right_answers_score_1_and_the_login_state_is_reused(tmp_path, standins)
     assert {k: (r["score"], r["status"]) for k, r in results.items()} == {
         f"webarena-{name}": (1.0, "completed") for name in ALL
     }, results
+    # program_html's pages were read by a browser of the observer's uid, not the agent's (1000)
+    judged = {m["name"]: m["inputs"] for m in results["webarena-600"]["metrics"]}
+    assert judged["program_html"]["observer_uid"] == 2999, judged
     shop_logins = standins["shop"].site.requests[("POST", "/customer/account/login/")]
     forum_logins = standins["forum"].site.requests[("POST", "/login")]
     # two require_login shop tasks, one login through the form: the second reused the state
