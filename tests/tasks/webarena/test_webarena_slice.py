@@ -153,11 +153,15 @@ def test_right_answers_score_1_and_the_login_state_is_reused(tmp_path, standins)
     assert list((tmp_path / "c" / "webarena-auth").glob("shopping-*.json"))
 
 
-def test_wrong_answers_and_doing_nothing_score_0(tmp_path, standins):
+def test_wrong_answers_score_0(tmp_path, standins):
     config = slice_config(tmp_path, standins)
     wrong = run_slice(tmp_path, config, "wrong", ALL)
     assert {k: r["score"] for k, r in wrong.items()} == {f"webarena-{n}": 0.0 for n in ALL}
     assert all(r["status"] == "completed" for r in wrong.values()), wrong
+
+
+def test_doing_nothing_scores_0(tmp_path, standins):
+    config = slice_config(tmp_path, standins)
     idle = run_slice(tmp_path, config, "idle", ["188", "9001", "600", "436"])
     assert {k: r["score"] for k, r in idle.items()} == {
         f"webarena-{n}": 0.0 for n in ["188", "9001", "600", "436"]
