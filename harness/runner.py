@@ -88,6 +88,7 @@ def run_task(
             model = model or make_model(config.model, config.model_options)
         milestone = last_milestone(out_dir) if resume and config.best_of == 1 else None
         sandbox = open_sandbox(config.sandbox, snapshot_of(milestone))
+        sandbox_ready_at = round(time.time(), 3)  # `bench density` splits start from setup
         outcome.status = "setup"
 
         if milestone is None:
@@ -98,6 +99,7 @@ def run_task(
             agent="harness",
             started_at=started_at,
             milestone=milestone and milestone["number"],
+            sandbox_ready_at=sandbox_ready_at,
         )
         context = RunContext(
             config=config,
