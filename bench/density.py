@@ -55,6 +55,9 @@ class DensityOptions(BaseModel):
     wait_s: float = Field(5.0, ge=0)
     """The model's thinking time before each turn."""
     turns: int = Field(10, ge=3)
+    waves: int = Field(1, ge=1)
+    """Tasks per level: K x waves at --parallel K. One wave starts every desktop at once (a
+    burst); more waves show the steady state, where starts fall between other tasks' turns."""
     """Main-agent turns per task (looking around, the answer, finish); the gate adds one."""
     rising: float = Field(1.05, ge=1.0)
     """Throughput must grow by at least this factor over the best so far to go on."""
@@ -79,6 +82,8 @@ class Level:
     breakdown_s: dict[str, float]
     host_min_available_mib: float | None
     peak_live_sandboxes: int
+    tasks: int = 0
+    """How many tasks ran (K x waves)."""
     load_average: tuple[float, float] = (0.0, 0.0)
     """The host's 1-minute load average when the level started and when it ended."""
     notes: list[str] = field(default_factory=list)
@@ -201,10 +206,11 @@ def _engine_cpu_s() -> float:
 
 
 def run_level(k: int, options: DensityOptions, work: Path, single_task_s: float | None) -> Level:
-    """K tasks at once (`--parallel K`) through `run_suite`; `single_task_s` None: this is the
-    K = 1 run, which sets the ideal."""
+    """K x waves tasks, K at once (`--parallel K`), through `run_suite`; `single_task_s` (one
+    task alone) None: this is the K = 1 run, which sets the ideal."""
     folder = work / f"k{k}"
-    paths = write_tasks(folder / "tasks", k)
+    count = k * options.waves
+    paths = write_tasks(folder / "tasks", count)
     models = DensityModels(options.wait_s, options.turns)
     config = RunConfig(model="script/density", sandbox=SandboxConfig(image=options.image))
     image_id = docker_client().images.get(resolve_image(docker_client(), options.image)).id
@@ -235,8 +241,8 @@ def run_level(k: int, options: DensityOptions, work: Path, single_task_s: float 
             breakdowns.append(task_breakdown(events, result))
         except ValueError as exc:
             notes.append(f"{run_dir.name}: no breakdown ({exc})")
-    single = single_task_s or wall
-    throughput, ideal = tasks_per_hour(k, wall), ideal_per_hour(k, single)
+    single = single_task_s or wall / count
+    throughput, ideal = tasks_per_hour(count, wall), ideal_per_hour(k, single)
     sandbox_cpu = sum(s.cpu_s for s in sampler.sandboxes.values())
     return Level(
         k=k,
@@ -248,15 +254,16 @@ def run_level(k: int, options: DensityOptions, work: Path, single_task_s: float 
         statuses=summary["status_counts"],
         memory=_memory_figures(sampler),
         cpu_s_per_task={
-            "harness": round(harness_cpu / k, 2),
-            "sandboxes": round(sandbox_cpu / k, 2),
-            "engine": round(engine_cpu / k, 2),
+            "harness": round(harness_cpu / count, 2),
+            "sandboxes": round(sandbox_cpu / count, 2),
+            "engine": round(engine_cpu / count, 2),
         },
         breakdown_s=median_breakdown(breakdowns) if breakdowns else {},
         host_min_available_mib=(
             round(sampler.min_available / MiB) if sampler.min_available else None
         ),
         peak_live_sandboxes=sampler.peak_live,
+        tasks=count,
         load_average=(round(load_before, 2), round(os.getloadavg()[0], 2)),
         notes=notes,
     )
@@ -268,7 +275,7 @@ def run_density(options: DensityOptions, log=print) -> tuple[list[Level], str]:
     order = [1, *[k for k in options.levels if k != 1]]
     with tempfile.TemporaryDirectory(prefix="stateact-density-") as work:
         for index, k in enumerate(order):
-            single = levels[0].wall_s if levels else None
+            single = levels[0].wall_s / options.waves if levels else None
             levels.append(run_level(k, options, Path(work), single))
             log(describe(levels[-1]))
             if index + 1 == len(order):
@@ -321,13 +328,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--turns", type=int, default=10, help="main-agent turns per task, at least 3 (default 10)"
     )
+    parser.add_argument(
+        "--waves", type=int, default=1, help="tasks per level = K x waves (default 1: K at once)"
+    )
     parser.add_argument("--image", default="desktop", help="the sandbox image (default desktop)")
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
     args = parser.parse_args(argv)
-    if args.turns < 3 or args.wait < 0:
-        parser.error("--turns must be at least 3 and --wait at least 0")
+    if args.turns < 3 or args.wait < 0 or args.waves < 1:
+        parser.error("--turns must be at least 3, --waves at least 1 and --wait at least 0")
     options = DensityOptions(
-        levels=args.levels, wait_s=args.wait, turns=args.turns, image=args.image
+        levels=args.levels, wait_s=args.wait, turns=args.turns, waves=args.waves, image=args.image
     )
     levels, reason = run_density(options, log=lambda line: print(line, file=sys.stderr))
     best = best_level(levels)

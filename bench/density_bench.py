@@ -3,7 +3,8 @@ beside the ideal (one task alone, divided by K), so the ratio is throughput over
 row naming the best K. Each row keeps every figure of its K under `details`.
 
 STATEACT_DENSITY_LEVELS (default 1,2,4,8,16,32,64; the run stops early when throughput stops
-rising or memory would run short), STATEACT_DENSITY_WAIT_S (5) and STATEACT_DENSITY_TURNS (10)
+rising or memory would run short), STATEACT_DENSITY_WAIT_S (5) and STATEACT_DENSITY_TURNS (10) and
+STATEACT_DENSITY_WAVES (1: K tasks per level; more run K x waves, K at a time)
 choose what is measured; on a shared machine keep the levels small.
 """
 
@@ -28,6 +29,7 @@ def options_from_env() -> DensityOptions:
         levels=[int(part) for part in levels.split(",") if part.strip()],
         wait_s=float(os.environ.get("STATEACT_DENSITY_WAIT_S", "5")),
         turns=int(os.environ.get("STATEACT_DENSITY_TURNS", "10")),
+        waves=int(os.environ.get("STATEACT_DENSITY_WAVES", "1")),
     )
 
 
@@ -46,8 +48,8 @@ def level_row(level: Level, options: DensityOptions, single_task_s: float) -> De
     base = row(
         f"density: K={level.k} desktop tasks at once, suite runner "
         f"(Calc/Chrome open, {options.turns} turns x {options.wait_s:g} s)",
-        level.wall_s / level.k,
-        level.k,
+        level.wall_s / (level.k * options.waves),
+        level.k * options.waves,
         "ideal: one task alone, divided by K",
         single_task_s / level.k,
         note,
@@ -58,14 +60,14 @@ def level_row(level: Level, options: DensityOptions, single_task_s: float) -> De
 def rows() -> list[Row]:
     options = options_from_env()
     levels, reason = run_density(options, log=lambda line: print(line, file=sys.stderr))
-    single = levels[0].wall_s
+    single = levels[0].wall_s / options.waves
     result: list[Row] = [level_row(level, options, single) for level in levels]
     best = best_level(levels)
     result.append(
         row(
             "density: best K (tasks per hour)",
-            best.wall_s / best.k,
-            best.k,
+            best.wall_s / (best.k * options.waves),
+            best.k * options.waves,
             "ideal at that K",
             single / best.k,
             f"K={best.k}: {best.tasks_per_hour:.0f} tasks/h, {best.ratio:.2f}x the ideal "
