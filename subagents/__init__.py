@@ -27,9 +27,10 @@ __all__ = [
 
 
 def main_agent_extra_tools(context: RunContext) -> list[Tool]:
-    """Tools the main agent gets besides its own: under the `no-act` ablation the `computer` tool
-    itself (and `delegate` offers no `gui`); none otherwise."""
-    if context.config.preset != "no-act":
+    """Tools the main agent gets besides its own: the `computer` tool itself when
+    `config.main.computer` (the `no-act` ablation; `delegate` then offers no `gui`); none
+    otherwise."""
+    if not context.config.main.computer:
         return []
     desktop = Desktop(context.sandbox, tuple(context.config.sandbox.display_size))
     return [ComputerTool(desktop, context.model.name, context.stats)]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
 from harness.apps.outdir import ERROR_STATUSES, ResultsFile, parse_fail_on_error, summary_exit_code
-from harness.apps.ray_suite import run_suite_on_ray
+from harness.apps.ray.suite import run_suite_on_ray
 from harness.apps.selection import Selection, SuiteOptions
 from harness.apps.suite import (
     discover_tasks,
@@ -183,6 +183,11 @@ def run(args) -> int:
             f"--resume --out {out}"
         )
         raise
+    return _report(summary, out, fail_on_error)
+
+
+def _report(summary: dict, out: Path, fail_on_error) -> int:
+    """Print a finished suite's summary line, its errors and where its report is; the exit code."""
     print(summary_line(summary))
     code = summary_exit_code(summary, fail_on_error)
     if summary.get("errors"):
