@@ -40,7 +40,7 @@ from sandboxes.base import SandboxConfig
 from sandboxes.docker_backend import docker_client, resolve_image
 
 from .density_memory import MemorySampler, MiB
-from .density_tasks import DensityModels, write_tasks
+from .density_tasks import MIN_TURNS, DensityModels, write_tasks
 
 PHASES = ("start", "setup", "turns", "gate_snapshot", "gate_model", "checker")
 
@@ -54,7 +54,7 @@ class DensityOptions(BaseModel):
     """The K to try, in order (K = 1 is always measured first: it gives the ideal)."""
     wait_s: float = Field(5.0, ge=0)
     """The model's thinking time before each turn."""
-    turns: int = Field(10, ge=3)
+    turns: int = Field(10, ge=MIN_TURNS)
     waves: int = Field(1, ge=1)
     """Tasks per level: K x waves at --parallel K. One wave starts every desktop at once (a
     burst); more waves show the steady state, where starts fall between other tasks' turns."""
@@ -241,7 +241,7 @@ def run_level(k: int, options: DensityOptions, work: Path, single_task_s: float 
             breakdowns.append(task_breakdown(events, result))
         except ValueError as exc:
             notes.append(f"{run_dir.name}: no breakdown ({exc})")
-    single = single_task_s or wall / count
+    single = single_task_s or wall / options.waves  # None: its own throughput is the ideal
     throughput, ideal = tasks_per_hour(count, wall), ideal_per_hour(k, single)
     sandbox_cpu = sum(s.cpu_s for s in sampler.sandboxes.values())
     return Level(
@@ -326,7 +326,10 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds the scripted model waits before each turn (default 5)",
     )
     parser.add_argument(
-        "--turns", type=int, default=10, help="main-agent turns per task, at least 3 (default 10)"
+        "--turns",
+        type=int,
+        default=10,
+        help=f"main-agent turns per task, at least {MIN_TURNS} (default 10)",
     )
     parser.add_argument(
         "--waves", type=int, default=1, help="tasks per level = K x waves (default 1: K at once)"
@@ -334,8 +337,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--image", default="desktop", help="the sandbox image (default desktop)")
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
     args = parser.parse_args(argv)
-    if args.turns < 3 or args.wait < 0 or args.waves < 1:
-        parser.error("--turns must be at least 3, --waves at least 1 and --wait at least 0")
+    if args.turns < MIN_TURNS or args.wait < 0 or args.waves < 1:
+        parser.error(
+            f"--turns must be at least {MIN_TURNS}, --waves at least 1 and --wait at least 0"
+        )
     options = DensityOptions(
         levels=args.levels, wait_s=args.wait, turns=args.turns, waves=args.waves, image=args.image
     )

@@ -24,6 +24,7 @@ PAGE_PATH = "/home/user/page.html"
 WORD = "density"
 KINDS = ("calc", "chrome")
 PAGE = f"<!doctype html><title>{WORD}</title><h1>{WORD}</h1><p>StateAct density benchmark.</p>\n"
+MIN_TURNS = 4
 IDLE_COMMAND = "echo look {n}; ls -la /home/user | head -5"
 """A cheap look around, numbered: a model repeating one command would be a stall (and the
 harness's stall detector would rightly step in)."""
@@ -112,8 +113,11 @@ def waiting(turn: dict, wait_s: float):
 
 def agent_turns(turns: int) -> list[dict]:
     """`turns` model turns: looking around (a cheap command), then the answer, then finish."""
-    if turns < 3:
-        raise ValueError("the density model needs at least 3 turns (look, answer, finish)")
+    if turns < MIN_TURNS:
+        raise ValueError(
+            f"the density model needs at least {MIN_TURNS} turns (the finish rule asks for three "
+            "steps before finish: looks and the answer)"
+        )
     looks = [_call("bash", command=IDLE_COMMAND.format(n=n)) for n in range(1, turns - 1)]
     answer = _call("bash", command=f"printf %s {WORD} > {ANSWER}")
     return [*looks, answer, _call("finish", summary=f"wrote {WORD} to {ANSWER}")]

@@ -130,11 +130,13 @@ def test_the_model_looks_answers_and_finishes():
     turns = agent_turns(5)
     names = [turn["tool_calls"][0]["name"] for turn in turns]
     assert names == ["bash", "bash", "bash", "bash", "finish"]
+    looks = [turn["tool_calls"][0]["input"]["command"] for turn in turns[:3]]
+    assert len(set(looks)) == 3  # never one command repeated: that is a stall
     assert ANSWER in turns[-2]["tool_calls"][0]["input"]["command"]
     with pytest.raises(ValueError):
-        agent_turns(2)
-    model = DensityModels(wait_s=0.0, turns=3)
-    assert len(model.agent(None).turns) == 3
+        agent_turns(3)  # the finish rule wants three steps before finish
+    model = DensityModels(wait_s=0.0, turns=4)
+    assert len(model.agent(None).turns) == 4
 
 
 def test_cgroup_figures_v1_and_v2(tmp_path):
@@ -167,7 +169,7 @@ def test_bad_levels_are_one_sentence(capsys):
     with pytest.raises(SystemExit):
         main(["--levels", "0"])
     with pytest.raises(SystemExit):
-        main(["--turns", "2"])
+        main(["--turns", "3"])
 
 
 @pytest.mark.slow
@@ -175,7 +177,7 @@ def test_a_small_real_density_run(tmp_path):
     """K=2 desktops (Calc and Chrome) through the suite runner, short turns: both score 1 through
     the gate and the checker, and every figure is measured."""
     require_image("desktop")
-    options = DensityOptions(levels=[2], wait_s=0.2, turns=3)
+    options = DensityOptions(levels=[2], wait_s=0.2, turns=4)
     result = run_level(2, options, tmp_path, single_task_s=None)
     assert result.mean_score == 1.0, result.notes
     assert result.statuses == {"completed": 2}
@@ -191,8 +193,8 @@ def test_a_small_real_density_run(tmp_path):
         "checker",
     }
     assert all(seconds >= 0 for seconds in result.breakdown_s.values())
-    # The model's waits are in the turns: 3 turns of 0.2 s at least.
-    assert result.breakdown_s["turns"] >= 0.4
+    # The model's waits are in the turns: 4 turns of 0.2 s at least.
+    assert result.breakdown_s["turns"] >= 0.8
     assert result.ratio == 1.0  # K's own wall time is the ideal when no single run is given
     assert result.cpu_s_per_task["sandboxes"] > 0
     json.dumps(result.__dict__)
