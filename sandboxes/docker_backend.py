@@ -45,6 +45,8 @@ from .disk_watch import DiskWatch
 from .docker_archive import GO_MODE_DIR, GO_MODE_SYMLINK, extract_as, special_kind
 from .lifecycle import owner_is_gone, owner_label, register, unregister
 from .toolbox.observer import observer_argv, observer_env
+from .toolbox.protocol import ProcRun
+from .typed import run
 
 log = logging.getLogger(__name__)
 
@@ -381,8 +383,8 @@ class DockerSandbox(ToolboxSandboxMixin):
             # runner, in the same observer flavour, costs a few ms where an engine exec costs
             # 0.1-0.6 s and the engine's CPU. Once the agent has had the toolbox, the harness's
             # commands go through the engine again, in processes the agent never had a hand in.
-            result = self.call("proc.run", argv=argv, timeout=timeout)
-            return result["exit_code"], result["output"]
+            result = run(self, ProcRun(argv, timeout=timeout))
+            return result.exit_code, result.output
         # The engine's exec has no timeout of its own; coreutils' timeout bounds it inside.
         # Only the harness execs (setup, getters, probes): always in the observer flavour.
         env = observer_env(self.env)
