@@ -117,6 +117,7 @@ class RaySuiteRun(SuiteRun):
         result = reply.pop("result")
         return self.record(path, run_dir, result, None, **reply)
 
+
 def run_suite_on_ray(
     paths: list[str | Path],
     config: RunConfig,
