@@ -198,3 +198,13 @@ def test_a_small_real_density_run(tmp_path):
     assert result.ratio == 1.0  # K's own wall time is the ideal when no single run is given
     assert result.cpu_s_per_task["sandboxes"] > 0
     json.dumps(result.__dict__)
+
+
+def test_waves_count_every_task():
+    """K=2 over 3 waves: six tasks in 120 s at two a time, each alone 30 s."""
+    two = level(2, 180)
+    two.wall_s = 120.0
+    bench_row = level_row(two, DensityOptions(waves=3), single_task_s=30.0)
+    assert bench_row.runs == 6
+    assert bench_row.median_s == pytest.approx(20.0)  # 120 s / 6 tasks
+    assert bench_row.ratio == pytest.approx(0.75)  # ideal 15 s per task at K=2
