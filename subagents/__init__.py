@@ -27,9 +27,10 @@ __all__ = [
 
 
 def main_agent_extra_tools(context: RunContext) -> list[Tool]:
-    """Tools the main agent gets besides its own: under the `no-act` ablation the `computer` tool
-    itself (and `delegate` offers no `gui`); none otherwise."""
+    """Tools the main agent gets besides its own: the task's (`context.extra_tools`) and, under
+    the `no-act` ablation, the `computer` tool itself (and `delegate` offers no `gui`)."""
+    tools = list(context.extra_tools)  # the task's own (OSWorld 2.0's ask_user)
     if context.config.preset != "no-act":
-        return []
+        return tools
     desktop = Desktop(context.sandbox, tuple(context.config.sandbox.display_size))
-    return [ComputerTool(desktop, context.model.name, context.stats)]
+    return [*tools, ComputerTool(desktop, context.model.name, context.stats)]

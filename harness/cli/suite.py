@@ -10,8 +10,10 @@ from collections import Counter
 from pathlib import Path
 
 from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+from harness.apps.osworld2_options import add_osworld2_options, osworld2_config
 from harness.apps.outdir import ERROR_STATUSES, ResultsFile, parse_fail_on_error, summary_exit_code
 from harness.apps.ray_suite import run_suite_on_ray
+from harness.apps.run_options import options_from_args
 from harness.apps.selection import Selection, SuiteOptions
 from harness.apps.suite import (
     discover_tasks,
@@ -26,6 +28,7 @@ from harness.kernel.display import visible
 from harness.models import make_model
 from harness.models.pricing import check_cost_cap
 from harness.reports.summary import summary_line
+from harness.run.config import RunConfig
 from sandboxes import BACKENDS
 from sandboxes.images.apps import declared_apps, definition_name
 from tasks.coverage import blocker_summary, blocker_table, coverage_table, evaluator_coverage
@@ -33,6 +36,8 @@ from tasks.schema import load_task
 from tasks.support import reason_kind
 
 from .config_file import apply_run_config
+from .osworld2_tasks import dry_run_report as osworld2_dry_run_report
+from .osworld2_tasks import suite_paths as osworld2_suite_paths
 from .progress import RunsProgress
 from .ray_options import add_ray_options, ray_options
 from .run import add_config_options, add_run_options, add_selection_options, build_config
@@ -58,10 +63,15 @@ def register(subparsers) -> None:
         "setup, task file; see --fail-on-error), 2 on bad input (or OUT held by another run).",
     )
     parser.add_argument(
-        "paths", nargs="+", metavar="PATH", help="task files or folders of task files"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="task files or folders of task files (with --osworld2: task modules; default all "
+        "of --osworld2-data)",
     )
     add_run_options(parser)
     add_selection_options(parser)
+    add_osworld2_options(parser)
     for action in parser._actions:  # --dry-run and --demo need no model
         if action.dest == "model":
             action.required = False
@@ -113,6 +123,14 @@ def run(args) -> int:
         raise StateActError("--by-blocker goes with --dry-run (it counts what stops the tasks).")
     if args.summary and not args.dry_run:
         raise StateActError("--summary goes with --dry-run (it lists what the tasks use).")
+    if args.osworld2 is not None:  # the task modules of the user's OSWorld 2.0 data
+        osworld2 = build_config(args) if args.model else None
+        config = osworld2 or RunConfig(osworld2=osworld2_config(options_from_args(args)))
+        if args.dry_run:
+            return osworld2_dry_run_report(args, config)
+        args.paths = osworld2_suite_paths(args, config)
+    elif not args.paths:
+        raise StateActError("give task files or folders (PATH…), or --osworld2 with its data.")
     if args.summary:
         return coverage_summary(args)
     if args.dry_run:

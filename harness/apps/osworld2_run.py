@@ -1,0 +1,208 @@
+"""One OSWorld 2.0 task module from its file to a run directory: for each phase the benchmark's
+setup, the agent's work under the run's control mode, and the benchmark's evaluation once the
+agent has stopped; then result.json with the task's score, every phase's verdict and checkpoint,
+and `phase_results.json` as OSWorld 2.0's harness writes it.
+
+    result = run_osworld2_task(task_file, config, out_dir, model=…)
+
+`run` and `suite` come here for a `task_*.py` under `--osworld2` (the runner's `run_task` is for
+StateAct's own JSON tasks). Whatever happens the run ends with a result.json and no sandbox or
+bridge process left.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import traceback
+from pathlib import Path
+
+from harness.kernel.core import BudgetExceeded, StateActError
+from harness.kernel.loop import RunStats
+from harness.kernel.records import RunRecord, write_json_atomic
+from harness.models import endpoint_provider, make_model
+from harness.run.config import RunConfig
+from harness.run.context import RunContext
+from harness.runner import TaskOutcome, _error_status, _run_agent
+from harness.tools.ask_user import AskUserTool
+from sandboxes import open_sandbox
+from sandboxes.agent_stop import freeze_agent, thaw_agent
+from tasks.osworld2.episode import Osworld2Episode
+from tasks.osworld2.revisions import pinned_revisions
+from tasks.osworld2.scoring import PhaseVerdict, result_fields
+
+log = logging.getLogger(__name__)
+
+PHASE_RESULTS = "phase_results.json"
+ENDS_THE_TASK = ("infeasible",)
+"""An agent that declares a phase infeasible has given up the task: later phases are not set up."""
+
+
+def is_task_module(path: Path) -> bool:
+    """A file the benchmark's loader reads (`task_<id>.py`), not one of StateAct's JSON tasks."""
+    return path.suffix == ".py"
+
+
+def run_osworld2_task(
+    task_file: str | Path,
+    config: RunConfig,
+    out_dir: str | Path,
+    *,
+    resume: bool = False,
+    model=None,
+    gate_model=None,
+    on_turn=None,
+) -> dict:
+    """Run the task module `task_file` under `config` (its `osworld2` key set) into `out_dir`;
+    returns result.json's content. A resumed run with a result returns it; one without starts the
+    task again (its machine state between phases is not snapshotted)."""
+    out_dir = Path(out_dir)
+    if resume and (out_dir / "result.json").exists():
+        return json.loads((out_dir / "result.json").read_text())
+    if config.osworld2 is None:
+        raise StateActError("an OSWorld 2.0 task module needs --osworld2 PATH (your checkout).")
+    if config.best_of > 1:
+        raise StateActError("--best-of does not run OSWorld 2.0 tasks yet; leave it at 1.")
+    config = config.with_preset()
+    if config.model_options.provider is None:
+        config.model_options.provider = endpoint_provider(config.model)
+    record = RunRecord(out_dir)
+    task_file = Path(task_file).resolve()
+    record.write_config(
+        {
+            "task_id": task_file.stem,
+            "task_path": str(task_file),
+            "osworld2_revisions": pinned_revisions(config.osworld2.checkout, config.osworld2.data),
+            **config.model_dump(mode="json"),
+        }
+    )
+    run = PhasedRun(task_file, config, record, RunStats(on_turn=on_turn))
+    result = run.execute(model, gate_model)
+    record.append("result", agent="harness", **result)
+    record.write_result(result)
+    record.close()
+    return result
+
+
+class RecordedUser:
+    """The episode's simulated user, each question and answer written to the run record (the gate
+    never reads it: it judges the machine)."""
+
+    def __init__(self, episode: Osworld2Episode, record: RunRecord):
+        self.episode = episode
+        self.record = record
+
+    def ask(self, question: str) -> str | None:
+        answer = self.episode.ask(question)
+        self.record.append("ask_user", agent="user", question=question, answer=answer)
+        return answer
+
+
+class PhasedRun:
+    """One task's sandbox, bridge and phases; `execute` never raises."""
+
+    def __init__(self, task_file: Path, config: RunConfig, record: RunRecord, stats: RunStats):
+        self.task_file, self.config, self.record, self.stats = task_file, config, record, stats
+        self.outcome = TaskOutcome(task_file.stem, control=config.control, preset=config.preset)
+        self.outcome.options = config.options()
+        self.verdicts: list[PhaseVerdict] = []
+        self.phases = 0
+
+    def execute(self, model, gate_model) -> dict:
+        sandbox = episode = None
+        try:
+            model = model or make_model(self.config.model, self.config.model_options)
+            sandbox = open_sandbox(self.config.sandbox)
+            self.outcome.status = "setup"
+            episode = Osworld2Episode(self.config.osworld2, self.task_file, self.record.dir)
+            info = episode.open(sandbox)
+            self.phases = len(episode.phases)
+            self.record.append(
+                "osworld2_task",
+                agent="harness",
+                phases=self.phases,
+                has_user=episode.has_user,
+                related_apps=info.get("related_apps", []),
+                domain=info.get("domain"),
+            )
+            for phase in range(self.phases):
+                if not self._phase(episode, sandbox, phase, model, gate_model):
+                    break
+        except StateActError as exc:
+            judging = self.outcome.status == "judging"  # the benchmark's evaluation failed
+            status = "evaluation_error" if judging else _error_status(exc, self.outcome.status)
+            self.outcome.fail(status, str(exc))
+        except Exception as exc:  # a bug must still leave a result and nothing running
+            log.error("run of %s failed:\n%s", self.task_file, traceback.format_exc())
+            self.outcome.fail("error", f"{type(exc).__name__}: {exc}")
+        finally:
+            if episode is not None:
+                episode.close()
+            if sandbox is not None:
+                sandbox.close()
+        return self._result()
+
+    def _phase(self, episode, sandbox, phase: int, model, gate_model) -> bool:
+        """Set up, run and judge one phase; whether the next one may start."""
+        self.outcome.status = "setup"
+        episode.set_up(phase)
+        self.record.append("setup_done", agent="harness", phase=phase)
+        context = RunContext(
+            config=self.config,
+            model=model,
+            sandbox=sandbox,
+            task=episode.task(phase),
+            gate_model=gate_model,
+            record=self.record,
+            stats=self.stats,
+            outcome=self.outcome,
+            extra_tools=[AskUserTool(RecordedUser(episode, self.record))],
+        )
+        end = _run_agent(context)
+        self.outcome.status = end.status
+        self.outcome.final_action = "FAIL" if end.status == "infeasible" else None
+        if isinstance(end, BudgetExceeded):
+            self.outcome.error = end.message
+        last = phase == self.phases - 1 or isinstance(end, BudgetExceeded)
+        last = last or end.status in ENDS_THE_TASK
+        # Judging starts when the agent stops: nothing it started acts while the benchmark scores.
+        frozen = freeze_agent(sandbox, end=last)
+        if frozen is not None:
+            self.record.append("agent_stopped", agent="harness", phase=phase, **frozen.summary())
+        self.outcome.status = "judging"
+        verdict = episode.judge(phase)
+        self.verdicts.append(verdict)
+        self.record.append("phase_judged", agent="harness", **verdict.model_dump())
+        write_json_atomic(self.record.dir / PHASE_RESULTS, [v.model_dump() for v in self.verdicts])
+        if verdict.judge_errors:  # the score is not the agent's: no later phase can fix that
+            last = True
+        if not last:
+            thaw_agent(sandbox, frozen)
+        self.outcome.status = end.status
+        return not last
+
+    def _result(self) -> dict:
+        """result.json: the runner's fields, the benchmark's score and every phase's verdict."""
+        if self.verdicts:
+            fields = result_fields(self.verdicts, phases=self.phases)
+            self.outcome.score = fields["score"]
+            self.outcome.metrics = [
+                {"phase": v.phase, **checkpoint}
+                for v in self.verdicts
+                for checkpoint in v.checkpoints
+            ]
+            if fields["evaluation_error"] and self.outcome.error is None:
+                self.outcome.fail("evaluation_error", fields["evaluation_error"])
+        else:
+            fields = {"phase_results": [], "partial_score": None, "evaluation_error": None}
+        result = self.outcome.result(self.stats)
+        result.update(
+            benchmark="osworld2",
+            phases=self.phases,
+            phases_judged=len(self.verdicts),
+            partial_score=fields["partial_score"],
+            phase_results=fields["phase_results"],
+        )
+        if fields["evaluation_error"]:
+            result["score"], result["success"] = None, False  # not the agent's score
+        return result

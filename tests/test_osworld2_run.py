@@ -1,0 +1,180 @@
+"""OSWorld 2.0 through `stateact run`/`suite`: the stand-in checkout's task modules run phase by
+phase on a real desktop sandbox, the agent a scripted model, the judges and the simulated user the
+fake OpenAI-compatible server on 127.0.0.1. Scores, checkpoints and phases are the stand-in's own
+verdicts (its `evaluate()`), as recorded in result.json, phase_results.json and the suite summary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require_image
+from tests.fakes import FakeOpenAIServer
+
+STANDIN = Path(__file__).parent / "osworld2_standin"
+MULTIPHASE = STANDIN / "tasks" / "task_multiphase.py"
+ASK_USER = STANDIN / "tasks" / "task_ask_user.py"
+
+
+def bash(command: str) -> dict:
+    return {"tool_calls": [{"name": "bash", "input": {"command": command}}]}
+
+
+FINISH = {"tool_calls": [{"name": "finish", "input": {"summary": "done"}}]}
+LOOK = [bash("ls ~"), bash("cat ~/report.txt || true")]
+"""Steps the main agent's finish asks for before it (it refuses a finish after fewer than 3)."""
+
+
+def _config(**extra):
+    from harness.apps.run_options import RunOptions, config_from_options
+
+    options = RunOptions(
+        model="script/x",
+        preset="no-verify",  # the finish gate is StateAct's, not the benchmark's: off here
+        osworld2=str(STANDIN),
+        osworld2_data=str(STANDIN / "tasks"),
+        judge_model="openai/judge-small",
+        **extra,
+    )
+    config = config_from_options(options)
+    config.sandbox.memory_mb = 2048
+    return config
+
+
+@pytest.fixture
+def models(monkeypatch):
+    """The fake server the bridge's judges and simulated user reach (through OPENAI_BASE_URL)."""
+
+    @contextlib.contextmanager
+    def serve(replies):
+        with FakeOpenAIServer(replies) as server:
+            monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+            monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+            yield server
+
+    return serve
+
+
+def test_options_map_onto_the_run_config_and_default_to_500_steps(tmp_path):
+    from harness.apps.osworld2_options import osworld2_config
+    from harness.apps.run_options import RunOptions, config_from_options
+    from harness.kernel.core import StateActError
+
+    config = _config()
+    assert config.loop.max_turns == 500
+    assert config.osworld2.checkout == STANDIN.resolve()
+    assert config.osworld2.judge_model == "openai/judge-small"
+    assert _config(max_turns=40).loop.max_turns == 40
+    assert config_from_options(RunOptions(model="script/x")).loop.max_turns == 150
+    with pytest.raises(StateActError, match="go with --osworld2"):
+        osworld2_config(RunOptions(model="m", judge_model="openai/j"))
+    with pytest.raises(StateActError, match="must be anthropic/NAME or openai/NAME"):
+        osworld2_config(RunOptions(model="m", osworld2=str(tmp_path), user_model="gpt-4o"))
+
+
+def test_revisions_are_recorded(tmp_path):
+    from tasks.osworld2.revisions import DATA_NOTE, pinned_revisions
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / DATA_NOTE).write_text(
+        json.dumps({"dataset": "xlangai/osworld_v2_tasks", "commit": "c0"})
+    )
+    snapshot = tmp_path / "datasets--xlangai--osworld_v2_tasks" / "snapshots" / ("a" * 40)
+    snapshot.mkdir(parents=True)
+    repo = Path(__file__).resolve().parents[1]
+    pinned = pinned_revisions(repo, data)
+    assert len(pinned["checkout"]["commit"]) == 40 and pinned["data"]["commit"] == "c0"
+    cached = pinned_revisions(tmp_path, snapshot)
+    assert cached["checkout"] == {"commit": None, "dirty": None}
+    assert cached["data"] == {"dataset": "xlangai/osworld_v2_tasks", "commit": "a" * 40}
+
+
+def test_multiphase_score_of_unreached_phases():
+    from tasks.osworld2.scoring import PhaseVerdict, task_score
+
+    first, second = PhaseVerdict(phase=0, score=1.0), PhaseVerdict(phase=1, score=0.5)
+    assert task_score([first, second], phases=2) == 0.5  # every phase judged: the last decides
+    assert task_score([first], phases=2) == 0.5  # stopped after phase 0: partial, never full
+    assert task_score([], phases=2) == 0.0
+
+
+@pytest.mark.docker
+@pytest.mark.desktop
+@pytest.mark.slow
+def test_oracle_and_do_nothing_through_every_phase(tmp_path, models):
+    require_image("desktop")
+    from harness.apps.osworld2_run import run_osworld2_task
+    from harness.models.scripted import ScriptedModel
+
+    oracle = ScriptedModel(
+        [bash("echo alpha > ~/report.txt"), *LOOK, FINISH]
+        + [bash("echo beta >> ~/report.txt"), *LOOK, FINISH]
+    )
+    with models([{"text": "yes"}]) as judge:
+        done = run_osworld2_task(MULTIPHASE, _config(), tmp_path / "oracle", model=oracle)
+    assert judge.completion_requests()[0]["json"]["model"] == "judge-small"
+    assert (done["status"], done["score"], done["success"]) == ("completed", 1.0, True)
+    assert done["partial_score"] == 1.0 and done["phases_judged"] == 2
+    first, second = done["phase_results"]
+    assert [c["score"] for c in first["checkpoints"]] == [1.0, 1.0]
+    assert [c["weight"] for c in first["checkpoints"]] == [3, 1]
+    assert first["judges"][0]["answer"] == "yes" and second["score"] == 1.0
+    assert [m["phase"] for m in done["metrics"]] == [0, 0, 1]
+    phases = json.loads((tmp_path / "oracle" / "phase_results.json").read_text())
+    assert [p["score"] for p in phases] == [1.0, 1.0]
+    config = json.loads((tmp_path / "oracle" / "config.json").read_text())
+    assert config["osworld2"]["judge_model"] == "openai/judge-small"
+    assert len(config["osworld2_revisions"]["checkout"]["commit"]) == 40  # the stand-in's repo
+    assert "sk-test" not in (tmp_path / "oracle" / "config.json").read_text()
+
+    idle = ScriptedModel([bash("true"), *LOOK, FINISH] * 2)
+    with models([{"text": "no"}]):
+        nothing = run_osworld2_task(MULTIPHASE, _config(), tmp_path / "idle", model=idle)
+    assert (nothing["status"], nothing["score"], nothing["success"]) == ("completed", 0.0, False)
+    assert [p["score"] for p in nothing["phase_results"]] == [0.0, 0.0]
+
+
+@pytest.mark.docker
+@pytest.mark.desktop
+@pytest.mark.slow
+def test_ask_user_reaches_the_scripted_user_and_failing_judge_is_an_error(tmp_path, models):
+    require_image("desktop")
+    from harness.apps.osworld2_run import run_osworld2_task
+    from harness.models.scripted import ScriptedModel
+
+    def write_what_the_user_said(system, messages, tools):
+        heard = "Teal, please." in json.dumps(messages)
+        return bash(f"echo {'teal' if heard else 'unknown'} > ~/colour.txt")
+
+    asker = ScriptedModel(
+        [
+            {"tool_calls": [{"name": "ask_user", "input": {"question": "Which colour?"}}]},
+            write_what_the_user_said,
+            *LOOK,
+            FINISH,
+        ]
+    )
+    with models([{"text": "Teal, please."}]) as user:
+        asked = run_osworld2_task(
+            ASK_USER, _config(user_model="openai/user-sim"), tmp_path / "a", model=asker
+        )
+    assert user.completion_requests()[0]["json"]["model"] == "user-sim"
+    assert user.completion_requests()[0]["json"]["messages"][-1]["content"] == "Which colour?"
+    assert (asked["status"], asked["score"]) == ("completed", 1.0)
+    events = [json.loads(line) for line in (tmp_path / "a" / "trajectory.jsonl").open()]
+    assert [e["answer"] for e in events if e["event"] == "ask_user"] == ["Teal, please."]
+
+    # the multiphase task's judge answers 500: an evaluation error, never the agent's 0.75
+    failing = ScriptedModel([bash("echo alpha > ~/report.txt"), *LOOK, FINISH])
+    with models([{"status": 500, "message": "judge down"}]):
+        broken = run_osworld2_task(
+            MULTIPHASE, _config(max_turns=4), tmp_path / "judge-down", model=failing
+        )
+    assert broken["status"] == "evaluation_error" and broken["score"] is None
+    assert "judge call failed" in broken["error"] and "500" in broken["error"]
+    assert broken["phase_results"][0]["score"] == 0.75  # what the stand-in itself computed
