@@ -178,3 +178,133 @@ def test_ask_user_reaches_the_scripted_user_and_failing_judge_is_an_error(tmp_pa
     assert broken["status"] == "evaluation_error" and broken["score"] is None
     assert "judge call failed" in broken["error"] and "500" in broken["error"]
     assert broken["phase_results"][0]["score"] == 0.75  # what the stand-in itself computed
+
+
+def _script(tmp_path: Path, turns: list[dict]) -> str:
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps(turns))
+    return f"script/{path}"
+
+
+def test_dry_run_with_nothing_configured_names_each_blocker_once():
+    from tests.conftest import stateact
+
+    done = stateact("suite", "--dry-run", "--osworld2", "/nonexistent/OSWorld-V2")
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line)["blocker"] for line in done.stdout.splitlines()]
+    assert [line.split(": ", 1)[1].split(" (")[0] for line in lines] == [
+        "/nonexistent/OSWorld-V2 is not an OSWorld-V2 checkout",
+        "no OSWorld 2.0 task data is given",
+        "the mock websites and GitLab are not running",
+        "no judge model is given",
+    ]
+    assert "Traceback" not in done.stderr
+
+
+def test_dry_run_lists_the_data_with_each_tasks_blockers():
+    from tests.conftest import stateact
+
+    args = ["--osworld2", str(STANDIN), "--osworld2-data", str(STANDIN / "tasks")]
+    ready = stateact(
+        "suite", "--dry-run", *args, "--judge-model", "openai/j", env={"WEBSITE_HOST_SUFFIX": "t"}
+    )
+    records = [json.loads(line) for line in ready.stdout.splitlines()]
+    assert [(r["id"], r["phases"], r["has_user"], r["runnable"]) for r in records] == [
+        ("task_ask_user", 1, True, True),
+        ("task_multiphase", 2, False, True),
+    ]
+    bare = stateact("suite", "--dry-run", *args, "--image", "base")
+    reasons = json.loads(bare.stdout.splitlines()[0])["reasons"]
+    assert "OSWorld 2.0: no judge model is given (--judge-model PROVIDER/NAME)" in reasons
+    assert "application missing from the image base: terminal" in reasons
+
+
+def test_bad_osworld2_inputs_are_one_sentence(tmp_path):
+    from tests.conftest import stateact
+
+    cases = [
+        (["run", str(MULTIPHASE), "--model", "script/x.json"], "add --osworld2 PATH"),
+        (["suite", "--model", "script/x.json"], "give task files or folders"),
+        (["suite", "--judge-model", "openai/j", "--model", "script/x.json", "x"], "go with"),
+        (
+            ["suite", "--osworld2", str(tmp_path), "--model", "script/x.json"],
+            "no OSWorld 2.0 task modules to run",
+        ),
+        (
+            [
+                "osworld2",
+                "fetch",
+                "tasks",
+                "--out",
+                str(tmp_path),
+                "--revision",
+                "r",
+                "--token-file",
+                str(tmp_path / "none"),
+            ],
+            "cannot read --token-file",
+        ),
+    ]
+    for argv, sentence in cases:
+        done = stateact(*argv, env={"HF_TOKEN": ""})
+        assert done.returncode == 2, (argv, done.stderr)
+        assert sentence in done.stderr and "Traceback" not in done.stderr, done.stderr
+    home = tmp_path / "home"
+    home.mkdir()
+    done = stateact(
+        "osworld2",
+        "fetch",
+        "tasks",
+        "--out",
+        str(tmp_path / "d"),
+        "--revision",
+        "r",
+        env={"HF_TOKEN": "", "HF_HOME": str(home)},
+    )
+    assert done.returncode == 2 and "no Hugging Face token" in done.stderr, done.stderr
+    assert not (tmp_path / "d").exists()  # nothing downloaded, nothing made
+
+
+@pytest.mark.docker
+@pytest.mark.desktop
+@pytest.mark.slow
+def test_suite_and_run_commands_score_the_standin(tmp_path, models):
+    require_image("desktop")
+    from tests.conftest import stateact
+
+    turns = [bash("echo alpha > ~/report.txt"), *LOOK, FINISH]
+    turns += [bash("echo beta >> ~/report.txt"), *LOOK, FINISH]
+    common = [
+        "--osworld2",
+        str(STANDIN),
+        "--osworld2-data",
+        str(STANDIN / "tasks"),
+        "--judge-model",
+        "openai/judge-small",
+        "--model",
+        _script(tmp_path, turns),
+        "--preset",
+        "no-verify",
+    ]
+    with models([{"text": "yes"}, {"text": "yes"}]) as judge:
+        env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": judge.base_url}
+        out = tmp_path / "suite"
+        suite = stateact("suite", *common, "--filter", "multiphase", "--out", str(out), env=env)
+        assert suite.returncode == 0, suite.stderr
+        single = stateact("run", str(MULTIPHASE), *common, "--out", str(tmp_path / "one"), env=env)
+    assert single.returncode == 0, single.stderr
+    line = json.loads(single.stdout.splitlines()[-1])
+    assert (line["score"], line["partial_score"], line["phases_judged"]) == (1.0, 1.0, 2)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["osworld2"] == {
+        "tasks": 1,
+        "binary_accuracy": 1.0,
+        "mean_partial_score": 1.0,
+        "evaluation_errors": 0,
+        "phases": 2,
+        "phases_judged": 2,
+    }
+    (row,) = [json.loads(text) for text in (out / "results.jsonl").open()]
+    assert row["task_id"] == "task_multiphase" and len(row["phase_results"]) == 2
+    config = json.loads((out / "runs" / "task_multiphase" / "config.json").read_text())
+    assert config["loop"]["max_turns"] == 500
