@@ -42,11 +42,13 @@ bench: $(INSTALLED)
 	$(BIN)/python -m bench
 
 # Style, then the layering: import contracts (pyproject's [tool.importlinter]) and no function-level
-# import across layer units; then shellcheck on the shell scripts (installed by .ci/install-engine.sh).
+# import across layer units; no import circle, no function over 80 lines or 6 parameters
+# (.ci/structure.py); then shellcheck on the shell scripts (installed by .ci/install-engine.sh).
 lint: $(INSTALLED)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python .ci/function_imports.py
+	$(BIN)/python .ci/structure.py
 	git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck
 
 format: $(INSTALLED)

@@ -8,8 +8,8 @@ import os
 import tempfile
 import time
 
-from harness.apps.ray_cluster import RESOURCE, RayOptions
-from harness.apps.ray_suite import run_suite_on_ray
+from harness.apps.ray.cluster import RESOURCE, RayOptions
+from harness.apps.ray.suite import run_suite_on_ray
 from harness.apps.suite import ensure_suite_fixtures, run_suite
 from harness.run.config import RunConfig
 

@@ -30,6 +30,8 @@ from harness.tools import BashTool, EditorTool
 from sandboxes import open_sandbox
 from sandboxes.agent_stop import freeze_agent, thaw_agent
 from sandboxes.disk_watch import SandboxLimitExceeded
+from sandboxes.toolbox.protocol import FileStatRequest, FsChanged
+from sandboxes.typed import run
 
 from .appstate import AppState, settled_open_documents
 from .probes import run_probe, validate_probe
@@ -81,6 +83,7 @@ class ProbeTool:
 
 class VerdictTool:
     name = "verdict"
+    ends_loop = True  # the tool loop names it when the model answers without a call
 
     def spec(self) -> ToolSpec:
         return ToolSpec(
@@ -145,7 +148,7 @@ class Gate:
     @staticmethod
     def present(sandbox, instruction: str) -> dict[str, bool]:
         """Which of the instruction's named paths exist now (call before the work starts)."""
-        return {p: sandbox.call("file.stat", path=p)["exists"] for p in named_paths(instruction)}
+        return {p: run(sandbox, FileStatRequest(p)).exists for p in named_paths(instruction)}
 
     def judge(self, label: str = "gate") -> Verdict:
         """One round: observe the live sandbox, then judge a snapshot of it."""
@@ -183,8 +186,8 @@ class Gate:
         committed snapshot keeps whole-second mtimes) and what open applications say. The
         applications are asked first, so a save that finishes while they settle is listed."""
         apps = settled_open_documents(self.sandbox)
-        changed = self.sandbox.call("fs.changed", since=self.started_at)
-        return {"changed_paths": changed["paths"], "open_documents": apps}
+        changed = run(self.sandbox, FsChanged(self.started_at))
+        return {"changed_paths": changed.paths, "open_documents": apps}
 
     def assess(self, view, observed: dict, label: str = "gate") -> Verdict:
         """The layers on `view` (a snapshot, or any sandbox that holds the state) given
@@ -221,7 +224,6 @@ class Gate:
             agent=label,
             config=LoopConfig(max_turns=self.max_turns),
             scope=self.scope,
-            finish_tool="verdict",
         )
         # File names are the agent's: quoted, so none can close this block or forge another.
         changed_list = "\n".join(f"- {quoted(c['path'])}" for c in changed[:200]) or "(none)"

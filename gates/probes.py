@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness.kernel.core import ToolError
 from sandboxes.agent_files import FileLimitError, bounded_call, check_zip, clip, open_sqlite
 from sandboxes.base import SandboxError
+from sandboxes.toolbox.protocol import FileStatRequest, PythonRun
+from sandboxes.typed import run
 
 from .probe_grammar import check_argv
 
@@ -196,10 +198,8 @@ def _fetch(sandbox, path: str, scratch: Path) -> Path | None:
 
 
 def _file_exists(spec: FileExists, sandbox, scratch: Path) -> ProbeOutcome:
-    stat = sandbox.call("file.stat", path=spec.path)
-    return ProbeOutcome(
-        stat["exists"], f"{spec.path} {'exists' if stat['exists'] else 'does not exist'}"
-    )
+    exists = run(sandbox, FileStatRequest(spec.path)).exists
+    return ProbeOutcome(exists, f"{spec.path} {'exists' if exists else 'does not exist'}")
 
 
 def _file_grep(spec: FileGrep, sandbox, scratch: Path) -> ProbeOutcome:
@@ -346,10 +346,10 @@ def _shell_command(spec: ShellCommand, sandbox, scratch: Path) -> ProbeOutcome:
 
 def _dom_query(spec: DomQuery, sandbox, scratch: Path) -> ProbeOutcome:
     script = DOM_QUERY_SCRIPT.format(url=spec.url, selector=spec.selector)
-    result = sandbox.call("python.run", code=script, timeout=60, session="probe", observer=True)
-    if result.get("error"):
-        return ProbeOutcome(None, f"could not load the page: {result['error'][-500:]}")
-    count_line, _, text = result["output"].partition("\n")
+    result = run(sandbox, PythonRun(script, timeout=60, session="probe", observer=True))
+    if result.error:
+        return ProbeOutcome(None, f"could not load the page: {result.error[-500:]}")
+    count_line, _, text = result.output.partition("\n")
     count = int(count_line.strip() or 0)
     checks = []
     if spec.expect_count is not None:

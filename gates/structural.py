@@ -27,6 +27,8 @@ from sandboxes.agent_files import (
     read_member,
 )
 from sandboxes.base import SANDBOX_HOME, SandboxError
+from sandboxes.toolbox.protocol import FileStatRequest
+from sandboxes.typed import run
 
 from .appstate import AppState, open_markers
 from .quoting import quoted
@@ -139,8 +141,8 @@ def check_deliverables(
     changed_paths = {entry["path"] for entry in changed}
     with tempfile.TemporaryDirectory(prefix="stateact-gate-") as scratch:
         for path in named_paths(instruction):
-            stat = sandbox.call("file.stat", path=path)
-            if not stat["exists"]:
+            stat = run(sandbox, FileStatRequest(path))
+            if not stat.exists:
                 if not initially_present.get(path, False):
                     similar = _similar_changed(path, changed_paths)
                     hint = (
@@ -159,7 +161,7 @@ def check_deliverables(
                         )
                     )
                 continue
-            if stat["is_dir"]:
+            if stat.is_dir:
                 report.findings.append(Finding(path, "exists", True, "a directory"))
                 continue
             _check_file(sandbox, path, stat, report, Path(scratch), changed_paths, apps)
@@ -170,8 +172,8 @@ def check_deliverables(
                 report.findings.append(Finding("(untitled)", "unsaved", False, detail))
         for path in sorted(changed_paths - set(named_paths(instruction))):
             if PurePosixPath(path).suffix.lower() in OOXML_MAIN_PART | ODF_MIMETYPES:
-                stat = sandbox.call("file.stat", path=path)
-                if stat["exists"] and not stat["is_dir"]:
+                stat = run(sandbox, FileStatRequest(path))
+                if stat.exists and not stat.is_dir:
                     _check_file(sandbox, path, stat, report, Path(scratch), changed_paths, apps)
     return report
 
@@ -230,9 +232,9 @@ def _check_file(
     _check_open(sandbox, path, report, apps)
     pure = PurePosixPath(path)
     modified = "changed during the run" if path in changed else "not changed during the run"
-    report.findings.append(Finding(path, "exists", True, f"{stat['size']} bytes, {modified}"))
+    report.findings.append(Finding(path, "exists", True, f"{stat.size} bytes, {modified}"))
     suffix = pure.suffix.lower()
-    if suffix not in CHECKED_EXTENSIONS or stat["size"] > MAX_CHECK_BYTES:
+    if suffix not in CHECKED_EXTENSIONS or stat.size > MAX_CHECK_BYTES:
         return
     local = scratch / f"{len(report.findings)}{suffix}"
     try:
@@ -266,7 +268,7 @@ def _check_open(sandbox, path: str, report: StructuralReport, apps: AppState) ->
             report.findings.append(Finding(path, "unsaved", True, detail))
         return
     for marker, app in open_markers(path):
-        if not sandbox.call("file.stat", path=marker)["exists"]:
+        if not run(sandbox, FileStatRequest(marker)).exists:
             continue
         if apps.asked and app == "LibreOffice":
             detail = (

@@ -169,9 +169,8 @@ def run_batch(
         config, _ = from_run_config("batch", model, config_file, options)
     config = make_config(model, config=config, **overrides)
     check_model(config)
-    return batch.run_batch(
-        instruction, list(files), out_dir, config, parallel=parallel, resume=resume, check=check
-    )
+    options = batch.BatchOptions(parallel=parallel, resume=resume, check=check)
+    return batch.run_batch(instruction, list(files), out_dir, config, options)
 
 
 def run_code(
@@ -187,7 +186,8 @@ def run_code(
     """Carry out `instruction` on a copy of `repo`; returns the summary (gate verdict, changed
     files, patch path)."""
     config = make_config(model, config=config, **overrides)
-    return asdict(coding.run_code(repo, instruction, config, out_dir, apply=apply))
+    options = coding.CodeOptions(apply=apply)
+    return asdict(coding.run_code(repo, instruction, config, out_dir, options))
 
 
 __all__ = [

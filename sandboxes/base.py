@@ -121,13 +121,15 @@ class ToolboxSandboxMixin:
 
     @toolbox.setter
     def toolbox(self, client) -> None:
-        # The sandbox's `call` is its client's own: a tool's call goes straight to the toolbox
-        # client.
         self._toolbox = client
-        self.call = client.call
 
     def call(self, method: str, *, wait_s: float | None = None, **params) -> dict:
-        raise SandboxError(f"sandbox {getattr(self, 'id', '?')} has no toolbox yet ({method}).")
+        """One toolbox method through this sandbox's client (`sandboxes/client.py`); typed
+        callers use `sandboxes.typed.run`."""
+        client = getattr(self, "_toolbox", None)
+        if client is None:
+            raise SandboxError(f"sandbox {getattr(self, 'id', '?')} has no toolbox yet ({method}).")
+        return client.call(method, wait_s=wait_s, **params)
 
     def __enter__(self):
         return self

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import asdict
 from pathlib import Path, PurePosixPath
 
 from . import confined
@@ -43,6 +44,8 @@ from .channel import PipeChannel
 from .client import ToolboxClient
 from .confined import sandbox_parts
 from .lifecycle import register, unregister
+from .toolbox.protocol import ProcFreeze, ProcRun, ProcThaw
+from .typed import run
 
 log = logging.getLogger(__name__)
 
@@ -182,16 +185,16 @@ class LocalSandbox(ToolboxSandboxMixin):
     def exec(
         self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER
     ) -> tuple[int, str]:
-        result = self.call("proc.run", argv=argv, timeout=timeout)
-        return result["exit_code"], result["output"]
+        result = run(self, ProcRun(argv, timeout=timeout))
+        return result.exit_code, result.output
 
     def freeze_agent(self, end: bool = False) -> FrozenAgent:
         """Stop every other process in the sandbox's namespaces (the toolbox sends the stop: there
         is no root here, so the observers share the agent's uid; see docs/security.md)."""
-        return FrozenAgent.from_answer(self.call("proc.freeze", end=end, timeout=60))
+        return FrozenAgent.from_answer(asdict(run(self, ProcFreeze(end=end), wait_s=60)))
 
     def thaw_agent(self, frozen: FrozenAgent) -> None:
-        self.call("proc.thaw", frozen=frozen.frozen, timeout=60)
+        run(self, ProcThaw(frozen=frozen.frozen), wait_s=60)
 
     def interactive_argv(self) -> list[str]:
         """A shell in namespaces of its own over this sandbox's home and /tmp."""

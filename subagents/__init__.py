@@ -27,10 +27,11 @@ __all__ = [
 
 
 def main_agent_extra_tools(context: RunContext) -> list[Tool]:
-    """Tools the main agent gets besides its own: the task's (`context.extra_tools`) and, under
-    the `no-act` ablation, the `computer` tool itself (and `delegate` offers no `gui`)."""
-    tools = list(context.extra_tools)  # the task's own (OSWorld 2.0's ask_user)
-    if context.config.preset != "no-act":
+    """Tools the main agent gets besides its own: the task's (`context.extra_tools`, OSWorld 2.0's
+    ask_user) and the `computer` tool itself when `config.main.computer` (the `no-act` ablation;
+    `delegate` then offers no `gui`)."""
+    tools = list(context.extra_tools)
+    if not context.config.main.computer:
         return tools
     desktop = Desktop(context.sandbox, tuple(context.config.sandbox.display_size))
     return [*tools, ComputerTool(desktop, context.model.name, context.stats)]

@@ -45,6 +45,8 @@ class ReportTool:
     """`report(text)`: ends a specialist; with a `review` (the nested gate) only once it is
     accepted."""
 
+    ends_loop = True  # the tool loop names it when the model answers without a call
+
     name = "report"
 
     def __init__(self, review=None):
@@ -99,9 +101,10 @@ class SharedState:
 
 
 def available_specialists(config) -> list[str]:
-    """The specialists this run offers: the enabled known ones, without `gui` under `no-act`."""
+    """The specialists this run offers: the enabled known ones, without `gui` while the main
+    agent holds the computer tool itself (`config.main.computer`)."""
     names = [name for name in config.subagents.enabled if name in SPECIALISTS]
-    if config.preset == "no-act":
+    if config.main.computer:
         names = [name for name in names if name != "gui"]
     return names
 
@@ -183,7 +186,6 @@ class DelegateTool:
             ),
             scope=self.context,
             hooks=[NoteHook(note)] if note else [],
-            finish_tool="report",
         )
         end = loop.run(_seed(task, facts))
         report = _report_text(name, end, loop)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from harness.kernel.core import Tool
 from harness.tools import BashTool, EditorTool, Plan, PlanTool, PythonTool, ViewImageTool
+from sandboxes.toolbox.protocol import BashRestart, PythonRestart
+from sandboxes.typed import run
 
 
 def worker_session(depth: int) -> str:
@@ -14,10 +16,9 @@ def worker_session(depth: int) -> str:
 def worker_tools(sandbox, depth: int, plan: Plan) -> list[Tool]:
     """bash (own session, restarted fresh), python, the editor, view_image and its own plan."""
     session = worker_session(depth)
-    sandbox.call(
-        "bash.restart", session=session
-    )  # a fresh context gets a fresh shell and interpreter
-    sandbox.call("python.restart", session=session)
+    # a fresh context gets a fresh shell and interpreter
+    run(sandbox, BashRestart(session=session))
+    run(sandbox, PythonRestart(session=session))
     return [
         BashTool(sandbox, session=session),
         PythonTool(sandbox, session=session),

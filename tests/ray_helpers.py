@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import docker
 import pytest
 
-from harness.apps.ray_cluster import RESOURCE
+from harness.apps.ray.cluster import RESOURCE
 from sandboxes.docker_backend import LABEL, docker_client
 
 # No usage report, and Ray's "localhost means this machine's outward address" rule switched off,

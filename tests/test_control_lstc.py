@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from harness.control.lstc import abstract_step, parse_commitment
+from harness.control.lstc.controller import abstract_step, parse_commitment
 from harness.control.memory import LessonStore
 from harness.run.config import RunConfig
 from harness.runner import run_task

@@ -11,10 +11,10 @@ import sys
 import pytest
 
 from harness.cli.run import add_run_options, build_config
-from harness.control.andor_memory import CandidateTable, parse_observation
-from harness.control.andor_parse import parse_expansion, parse_scores
-from harness.control.lstc import TOOLS, parse_commitment
-from harness.control.lstc_gui import GUI_TOOLS, grounder_options, parse_point
+from harness.control.andor.memory import CandidateTable, parse_observation
+from harness.control.andor.parse import parse_expansion, parse_scores
+from harness.control.lstc.controller import TOOLS, parse_commitment
+from harness.control.lstc.gui import GUI_TOOLS, grounder_options, parse_point
 from harness.kernel.core import StateActError, ToolError
 from harness.models import ModelConfig
 

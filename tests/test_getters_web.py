@@ -18,7 +18,7 @@ import pytest
 
 from harness.kernel.core import StateActError
 from tasks.getters import GetterContext, RootDirSource, run_getter
-from tasks.getters_web import url_path_values
+from tasks.getters.web import url_path_values
 from tasks.html_parse import assemble, from_answers, queries
 from tasks.schema import Task
 

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from harness.apps.ray_cluster import prepare_node
+from harness.apps.ray.cluster import prepare_node
 from harness.run.config import RunConfig
 
 from .conftest import require_docker

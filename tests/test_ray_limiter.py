@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness.apps.ray_cluster import TokenBucket, lost_task, use_limiter
+from harness.apps.ray.cluster import TokenBucket, lost_task, use_limiter
 from harness.models import ModelConfig
 from harness.models.anthropic_model import AnthropicModel
 from harness.models.throttle import before_request

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.apps.ray_cluster import RESOURCE, RayOptions
-from harness.apps.ray_suite import NODE_LOST, run_suite_on_ray
+from harness.apps.ray.cluster import RESOURCE, RayOptions
+from harness.apps.ray.suite import NODE_LOST, run_suite_on_ray
 from harness.run.config import RunConfig
 from tasks.suites.longhorizon.build import SUITE_DIR, ensure_fixtures
 

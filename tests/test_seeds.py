@@ -17,7 +17,7 @@ from harness.control.main_agent import main_system_prompt
 from harness.control.memory import LessonStore, distill, render_lessons
 from harness.models.scripted import ScriptedModel
 from harness.reports.summary import summarize
-from harness.run.config import RunConfig
+from harness.run.config import MainAgentConfig, RunConfig
 from harness.runner import run_task
 from sandboxes.docker_backend import docker_client
 from tasks.schema import Task
@@ -312,8 +312,8 @@ def test_the_no_act_prompt_offers_the_screen_and_the_depth_flags_reach_the_confi
 
 
 def test_the_full_prompt_keeps_the_code_first_sentence():
-    assert "not through the screen" in main_system_prompt("full")
-    no_act = main_system_prompt("no-act")
+    assert "not through the screen" in main_system_prompt(MainAgentConfig())
+    no_act = main_system_prompt(MainAgentConfig(computer=True))
     assert "not through the screen" not in no_act and "`gui`" not in no_act
 
 

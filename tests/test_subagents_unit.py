@@ -147,7 +147,7 @@ class _Failing:
 
 def test_toolset_results_echo_the_toolset_and_a_failed_batch_stops():
     tool = _Failing()
-    loop = ToolLoop(ScriptedModel([]), [tool, ReportTool()], "", finish_tool="report")
+    loop = ToolLoop(ScriptedModel([]), [tool, ReportTool()], "")
     blocks = [
         {
             "type": "tool_use",

@@ -78,7 +78,6 @@ def test_a_long_exploration_adds_only_the_report_to_the_main_context(base_sandbo
         [BashTool(base_sandbox), DelegateTool(context), ReportTool()],
         "main",
         scope=context,
-        finish_tool="report",
     )
     end = main.run("Do the task.")
     record.close()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.apps.batch import run_batch
+from harness.apps.batch import BatchOptions, run_batch
 from harness.apps.outdir import (
     OutLock,
     check_identity,
@@ -188,4 +188,6 @@ def test_batch_out_is_locked_and_its_configuration_checked_on_resume(tmp_path):
         out, run_identity("script/a.json", "full", "stateact", [str(source)]), False, False
     )
     with pytest.raises(StateActError, match=r"model 'script/a.json' → 'script/b.json'"):
-        run_batch("Fix {file}", [source], out, RunConfig(model="script/b.json"), resume=True)
+        run_batch(
+            "Fix {file}", [source], out, RunConfig(model="script/b.json"), BatchOptions(resume=True)
+        )

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from harness.kernel.core import Model, StateActError
 from sandboxes import open_sandbox
+from sandboxes.toolbox.protocol import BashRun, FileWrite
+from sandboxes.typed import run
 
 from ..gate import Gate
 from ..laid_out import ThenReport, run_then
@@ -50,12 +52,12 @@ def _lay(sandbox, files: dict[str, bytes], old: bool = False) -> None:
     """Write the files through the toolbox, as an agent's code would (written now, so changed
     during the run); `old` backdates them to before any case started (the task's setup state)."""
     for path, data in files.items():
-        sandbox.call("file.write", path=path, data_b64=base64.b64encode(data).decode())
+        run(sandbox, FileWrite(path, base64.b64encode(data).decode()))
     if old and files:
         quoted = " ".join(shlex.quote(path) for path in files)
-        done = sandbox.call("bash.run", command=f"touch -d '{OLD_MTIME}' -- {quoted}")
-        if done.get("exit_code") not in (0, None):
-            raise StateActError(f"could not backdate the case files: {done.get('output', '')}")
+        done = run(sandbox, BashRun(f"touch -d '{OLD_MTIME}' -- {quoted}"))
+        if done.exit_code not in (0, None):
+            raise StateActError(f"could not backdate the case files: {done.output}")
 
 
 def prepare(sandbox, case: Case) -> tuple[Gate, dict, ThenReport | None]:

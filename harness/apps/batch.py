@@ -8,57 +8,32 @@ OUT/summary.csv          one row per file: status, gate verdict, cost, output pa
 
 from __future__ import annotations
 
-import copy
 import csv
 import glob
 import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from gates.structural import named_paths
-from harness.kernel.core import Model, StateActError
-from harness.kernel.records import write_json_atomic
+from harness.kernel.core import StateActError
 from harness.kernel.secrets import redact
 from harness.run.config import RunConfig
-from harness.runner import run_task
 from sandboxes.base import SANDBOX_HOME, check_parallel_network
-from tasks.schema import Evaluator, SetupStep, Task, load_task
+from tasks.schema import Task, load_task
 from tasks.support import check_references
 
+from .batch_item import BatchItem, BatchJob, ModelFactory, run_item
 from .outdir import IDENTITY_NAME, LOCK_NAME, OutLock, check_identity, run_identity
-from .ray_cluster import RayOptions
+from .ray.batch import run_items_on_ray
+from .ray.cluster import RayOptions
 
 SUMMARY_NAME = "summary.csv"
 RUNS_DIR = "runs"
 SUMMARY_FIELDS = ("file", "status", "gate_passed", "cost_usd", "output", "score", "error")
 GLOB_CHARS = set("*?[")
-ModelFactory = Callable[[], Model]
-
-
-@dataclass
-class BatchItem:
-    """One input file and where everything about it goes."""
-
-    source: Path
-    """The input file on the host."""
-    sandbox_path: str
-    """Where the input file is put in the sandbox (/home/user/<name>)."""
-    instruction: str
-    """The instruction with this file's placeholders filled in."""
-    output_sandbox: str
-    """The file copied out after the run: a path the instruction names, else the input's own
-    path."""
-    output_host: Path
-    """Where that file lands on the host."""
-    run_dir: Path
-    """This file's run directory."""
-
-    @property
-    def name(self) -> str:
-        return self.source.name
 
 
 def expand_inputs(patterns: list[str | Path]) -> list[Path]:
@@ -170,33 +145,26 @@ def checker(task_path: str | Path | None) -> Task | None:
     return task
 
 
-def item_task(item: BatchItem, check: Task | None) -> Task:
-    """The task one file runs as: its file copied in, and the check's evaluator pointed at its
-    output."""
-    evaluator = Evaluator(func=[])
-    if check is not None:
-        evaluator = check.evaluator.model_copy(deep=True)
-        evaluator.result = _point_at(evaluator.result, item.output_sandbox)
-    download = {"files": [{"url": str(item.source), "path": item.sandbox_path}]}
-    return Task(
-        id=f"batch-{item.name}",
-        instruction=item.instruction,
-        config=[SetupStep(type="download", parameters=download)],
-        evaluator=evaluator,
-        base_dir=check.base_dir if check is not None else item.source.parent,
-        extra_roots=[item.source],  # the input file the user named is the one host file it may use
-    )
+@dataclass(frozen=True)
+class BatchOptions:
+    """How a batch runs, beyond its instruction, files, output folder and config."""
 
-
-def _point_at(result, path: str):
-    """The result getter(s) with each `vm_file` getter reading `path`."""
-    if isinstance(result, list):
-        return [_point_at(entry, path) for entry in result]
-    if isinstance(result, dict) and result.get("type") == "vm_file":
-        result = copy.deepcopy(result)
-        result["path"] = path
-        result.setdefault("dest", PurePosixPath(path).name)
-    return result
+    parallel: int = 1
+    """Files run at once (each in its own sandbox)."""
+    resume: bool = False
+    """Keep the runs OUT already holds: finished files are read back, started ones continue."""
+    check: str | Path | None = None
+    """A task file whose evaluator scores every output."""
+    model_factory: ModelFactory | None = None
+    """Builds each file's model (None: from the config's spec)."""
+    gate_model_factory: ModelFactory | None = None
+    """Builds each file's gate model (None: from the config)."""
+    on_result: Callable[[dict], None] | None = None
+    """Called with each file's row as it is done."""
+    ray: RayOptions | None = None
+    """Run each file as a Ray task on a cluster's node (see `harness.apps.ray.batch`)."""
+    force: bool = False
+    """Resume OUT even when its model, preset or control mode differ from this batch's."""
 
 
 def run_batch(
@@ -204,28 +172,19 @@ def run_batch(
     files: list[str | Path],
     out_dir: str | Path,
     config: RunConfig,
-    *,
-    parallel: int = 1,
-    resume: bool = False,
-    check: str | Path | None = None,
-    model_factory: ModelFactory | None = None,
-    gate_model_factory: ModelFactory | None = None,
-    on_result: Callable[[dict], None] | None = None,
-    ray: RayOptions | None = None,
-    force: bool = False,
+    options: BatchOptions | None = None,
 ) -> list[dict]:
     """Run `instruction` on every file; writes OUT (outputs, runs/, summary.csv) and returns its
     rows. OUT is locked while the batch writes it, and a resumed batch must keep its model, preset
-    and control mode (OUT/run.json) unless `force` (`harness.apps.outdir`).
-
-    With `ray`, each file runs as a Ray task on a cluster's node (see `harness.apps.ray_batch`).
-    """
+    and control mode (OUT/run.json) unless `options.force` (`harness.apps.outdir`)."""
+    options = options or BatchOptions()
+    parallel, resume = options.parallel, options.resume
     if parallel < 1:
         raise StateActError("--parallel must be at least 1.")
     check_parallel_network(config.sandbox, parallel)
     out_dir = Path(out_dir)
     items = plan_batch(instruction, expand_inputs(files), out_dir)
-    check_task = checker(check)
+    check_task = checker(options.check)
     if check_task is not None:
         check_task.allow_host_paths = config.allow_host_paths
         check_references(check_task, Path(config.cache_dir) if config.cache_dir else None)
@@ -239,82 +198,35 @@ def run_batch(
                 )
         sources = [str(item.source) for item in items]
         identity = run_identity(config.model, config.preset, config.control, sources)
-        check_identity(out_dir, identity, resume, force)
-        return _run_items(
-            items,
-            out_dir,
-            config,
-            check_task,
-            resume,
-            (model_factory, gate_model_factory, on_result, ray, parallel),
-        )
+        check_identity(out_dir, identity, resume, options.force)
+        return _run_items(items, out_dir, config, check_task, options)
 
 
-def _run_items(items, out_dir: Path, config, check_task, resume: bool, how: tuple) -> list[dict]:
-    """Run the planned items into the locked OUT; `how` is (model_factory, gate_model_factory,
-    on_result, ray, parallel)."""
-    model_factory, gate_model_factory, on_result, ray, parallel = how
+def _run_items(items, out_dir: Path, config, check_task, options: BatchOptions) -> list[dict]:
+    """Run the planned items into the locked OUT."""
+    parallel, on_result = options.parallel, options.on_result
     table = SummaryTable(
         out_dir / SUMMARY_NAME, [item.name for item in items], check_task is not None
     )
 
+    job = BatchJob(
+        config, check_task, options.resume, options.model_factory, options.gate_model_factory
+    )
+
     def one(item: BatchItem, row: dict | None = None) -> dict:
         if row is None:
-            row = run_item(item, config, check_task, resume, model_factory, gate_model_factory)
+            row = run_item(item, job)
         table.put(row)
         if on_result:
             on_result(row)
         return row
 
-    if ray is not None:
-        from .ray_batch import run_items_on_ray  # same layer; Ray itself loads only there
-
-        factories = (model_factory, gate_model_factory)
-        return run_items_on_ray(items, config, check_task, resume, factories, ray, one, parallel)
+    if options.ray is not None:  # Ray itself loads only when the cluster starts
+        return run_items_on_ray(items, job, replace(options.ray, local_slots=parallel), one)
     if parallel == 1:
         return [one(item) for item in items]
     with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="batch") as pool:
         return list(pool.map(one, items))
-
-
-def run_item(item, config, check_task, resume, model_factory, gate_model_factory) -> dict:
-    """Run (or, on resume, read back) one file's task and return its summary row."""
-    task = item_task(item, check_task)
-
-    def copy_back(sandbox) -> None:
-        try:
-            sandbox.copy_out(item.output_sandbox, item.output_host)
-        except FileNotFoundError:
-            raise StateActError(
-                f"the run left no file at {item.output_sandbox} to copy out."
-            ) from None
-
-    model = model_factory() if model_factory else None
-    gate_model = gate_model_factory() if gate_model_factory else None
-    # A finished file (result.json) is read back as is; a started one continues from its trajectory.
-    resume = resume and (item.run_dir / "trajectory.jsonl").exists()
-    result = run_task(
-        task,
-        config,
-        item.run_dir,
-        resume=resume,
-        model=model,
-        gate_model=gate_model,
-        after_run=copy_back,
-    )
-    row = {
-        "file": str(item.source),
-        "status": result["status"],
-        "gate_passed": result.get("gate_passed"),
-        "cost_usd": result.get("cost_usd", 0.0),
-        "output": str(item.output_host) if item.output_host.exists() else "",
-        "score": result.get("score") if check_task is not None else None,
-        "error": result.get("error") or "",
-    }
-    write_json_atomic(
-        item.run_dir / "batch_item.json", {**row, "output_sandbox": item.output_sandbox}
-    )
-    return row
 
 
 class SummaryTable:

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -81,19 +82,30 @@ def code_instruction(instruction: str, sandbox_path: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class CodeOptions:
+    """How `run_code` runs, beyond the repository, instruction, config and run folder."""
+
+    apply: bool = False
+    """Write a change the gate accepted into the host repository."""
+    model: Model | None = None
+    """The agent's model (None: from the config's spec)."""
+    gate_model: Model | None = None
+    """The gate's model (None: from the config)."""
+    on_turn: Callable | None = None
+    """Called with the run's counters after every model turn (progress)."""
+
+
 def run_code(
     repo: str | Path,
     instruction: str,
     config: RunConfig,
     out_dir: str | Path,
-    *,
-    apply: bool = False,
-    model: Model | None = None,
-    gate_model: Model | None = None,
-    on_turn=None,
+    options: CodeOptions | None = None,
 ) -> CodeSummary:
     """Run `instruction` on a copy of `repo`; write the run dir, `changes.patch` and
     `summary.json`."""
+    options = options or CodeOptions()
     repo = Path(repo).expanduser()
     if not repo.is_dir():
         raise StateActError(f"the repository path {repo} does not exist or is not a folder.")
@@ -106,28 +118,7 @@ def run_code(
         scratch = Path(scratch)
         upload = scratch / UPLOAD_NAME
         _pack(repo, upload, sandbox_name(repo))
-        task = Task(
-            id=f"code-{sandbox_name(repo)}",
-            instruction=code_instruction(instruction, sandbox_path),
-            config=[
-                SetupStep(
-                    type="download",
-                    parameters={
-                        "files": [{"url": str(upload), "path": f"{SANDBOX_HOME}/{UPLOAD_NAME}"}]
-                    },
-                ),
-                SetupStep(
-                    type="execute",
-                    parameters={
-                        "command": f"tar -xf {UPLOAD_NAME} && rm -f {UPLOAD_NAME} && test -d "
-                        f"{sandbox_path}",
-                        "until": {"returncode": 0},
-                    },
-                ),
-            ],
-            evaluator=Evaluator(func=[]),
-            base_dir=scratch,
-        )
+        task = _code_task(repo, code_instruction(instruction, sandbox_path), sandbox_path, scratch)
         returned = scratch / "returned"
 
         def copy_back(sandbox) -> None:
@@ -142,9 +133,9 @@ def run_code(
             task,
             config,
             out_dir,
-            model=model,
-            gate_model=gate_model,
-            on_turn=on_turn,
+            model=options.model,
+            gate_model=options.gate_model,
+            on_turn=options.on_turn,
             after_run=copy_back,
         )
         summary = CodeSummary(
@@ -160,19 +151,49 @@ def run_code(
         )
         if returned.is_dir():
             _record_changes(repo, returned, out_dir, summary, scratch)
-            # Only a change the gate accepted is written into the user's repository.
-            if (
-                apply
-                and summary.gate_passed
-                and (summary.added or summary.modified or summary.deleted)
-            ):
-                try:
-                    apply_changes(repo, returned, summary)
-                    summary.applied = True
-                except StateActError as exc:  # the patch stays in the run folder
-                    summary.error = str(exc)
+            if options.apply:
+                _apply_accepted(repo, returned, summary)
     write_json_atomic(out_dir / SUMMARY_NAME, asdict(summary))
     return summary
+
+
+def _code_task(repo: Path, instruction: str, sandbox_path: str, scratch: Path) -> Task:
+    """The task: the packed repository copied in and unpacked, no checker (the gate judges)."""
+    return Task(
+        id=f"code-{sandbox_name(repo)}",
+        instruction=instruction,
+        config=[
+            SetupStep(
+                type="download",
+                parameters={
+                    "files": [
+                        {"url": str(scratch / UPLOAD_NAME), "path": f"{SANDBOX_HOME}/{UPLOAD_NAME}"}
+                    ]
+                },
+            ),
+            SetupStep(
+                type="execute",
+                parameters={
+                    "command": f"tar -xf {UPLOAD_NAME} && rm -f {UPLOAD_NAME} && test -d "
+                    f"{sandbox_path}",
+                    "until": {"returncode": 0},
+                },
+            ),
+        ],
+        evaluator=Evaluator(func=[]),
+        base_dir=scratch,
+    )
+
+
+def _apply_accepted(repo: Path, returned: Path, summary: CodeSummary) -> None:
+    """Only a change the gate accepted is written into the user's repository."""
+    if not summary.gate_passed or not (summary.added or summary.modified or summary.deleted):
+        return
+    try:
+        apply_changes(repo, returned, summary)
+        summary.applied = True
+    except StateActError as exc:  # the patch stays in the run folder
+        summary.error = str(exc)
 
 
 def _pack(repo: Path, target: Path, name: str) -> None:

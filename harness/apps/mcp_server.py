@@ -32,6 +32,8 @@ from harness.run.config import RunConfig
 from harness.tools import BashTool, EditorTool, PythonTool, ViewImageTool
 from sandboxes import BACKENDS, SandboxConfig, open_sandbox
 from sandboxes.images.build import IMAGE_NAMES as IMAGES
+from sandboxes.toolbox.protocol import FileRead, FileWrite
+from sandboxes.typed import run
 
 
 @dataclass
@@ -215,8 +217,21 @@ def build_server(settings: ServerSettings) -> FastServer:
             await anyio.to_thread.run_sync(pool.close_all)
 
     server = FastServer(name="stateact", instructions=INSTRUCTIONS, lifespan=lifespan)
+    calls = _Calls(pool)
+    _sandbox_tools(server, calls)
+    _code_tools(server, calls)
+    _file_tools(server, calls)
+    server.stateact_pool = pool  # for tests and embedding
+    return server
 
-    async def blocking(function, *args):
+
+class _Calls:
+    """How a tool reaches its client's sandbox: off the event loop, failures as tool errors."""
+
+    def __init__(self, pool: SandboxPool):
+        self.pool = pool
+
+    async def blocking(self, function, *args):
         """Run a blocking sandbox call off the event loop; every expected failure becomes a tool
         error."""
         try:
@@ -224,22 +239,26 @@ def build_server(settings: ServerSettings) -> FastServer:
         except (ToolError, StateActError, FileNotFoundError) as exc:
             raise MCPToolError(str(exc) or type(exc).__name__) from None
 
+    @staticmethod
     def owner(ctx: Context) -> object:
         # mcp 2.x builds a session object per request around one connection object; mcp 1.x keeps
-        # one
-        # session per connection. Either way the connection-scoped object identifies the client.
+        # one session per connection. Either way the connection-scoped object identifies the
+        # client.
         session = ctx.session
         return getattr(session, "_connection", None) or session
 
-    def tool_call(ctx: Context, sandbox_id: str, make_tool, **params):
+    def tool_call(self, ctx: Context, sandbox_id: str, make_tool, **params):
         def call():
-            result: ToolResult = make_tool(pool.get(owner(ctx), sandbox_id).sandbox)(**params)
+            sandbox = self.pool.get(self.owner(ctx), sandbox_id).sandbox
+            result: ToolResult = make_tool(sandbox)(**params)
             if result.error is not None:
                 raise ToolError(result.error)
             return result
 
-        return blocking(call)
+        return self.blocking(call)
 
+
+def _sandbox_tools(server: FastServer, calls: _Calls) -> None:
     @server.tool(
         description="Start a sandbox (an isolated machine, user `user`, home /home/user) and "
         "return its id. backend: docker (default) or local; image: base (python3, "
@@ -249,14 +268,17 @@ def build_server(settings: ServerSettings) -> FastServer:
     async def sandbox_create(
         ctx: Context, backend: str | None = None, image: str | None = None, network: bool = False
     ):
-        sandbox_id = await blocking(pool.create, owner(ctx), backend, image, network)
+        owner = calls.owner(ctx)
+        sandbox_id = await calls.blocking(calls.pool.create, owner, backend, image, network)
         return json.dumps({"sandbox_id": sandbox_id})
 
     @server.tool(description="Stop a sandbox and remove it with everything in it.")
     async def sandbox_close(ctx: Context, sandbox_id: str):
-        await blocking(pool.close, owner(ctx), sandbox_id)
+        await calls.blocking(calls.pool.close, calls.owner(ctx), sandbox_id)
         return f"sandbox {sandbox_id} closed"
 
+
+def _code_tools(server: FastServer, calls: _Calls) -> None:
     @server.tool(
         description="Run a command in the sandbox's persistent bash shell (cwd and variables "
         "persist). `restart: true` gives a fresh shell."
@@ -269,7 +291,7 @@ def build_server(settings: ServerSettings) -> FastServer:
         timeout: float | None = None,
     ):
         return (
-            await tool_call(
+            await calls.tool_call(
                 ctx, sandbox_id, BashTool, command=command, restart=restart, timeout=timeout
             )
         ).output
@@ -279,7 +301,8 @@ def build_server(settings: ServerSettings) -> FastServer:
         "trailing expression's value are returned."
     )
     async def python(ctx: Context, sandbox_id: str, code: str, timeout: float | None = None):
-        return (await tool_call(ctx, sandbox_id, PythonTool, code=code, timeout=timeout)).output
+        result = await calls.tool_call(ctx, sandbox_id, PythonTool, code=code, timeout=timeout)
+        return result.output
 
     @server.tool(
         description="View, create and edit text files in the sandbox "
@@ -308,7 +331,7 @@ def build_server(settings: ServerSettings) -> FastServer:
         }
         params = {key: value for key, value in given.items() if value is not None}
         return (
-            await tool_call(ctx, sandbox_id, EditorTool, command=command, path=path, **params)
+            await calls.tool_call(ctx, sandbox_id, EditorTool, command=command, path=path, **params)
         ).output
 
     @server.tool(
@@ -316,9 +339,11 @@ def build_server(settings: ServerSettings) -> FastServer:
         "model-friendly size."
     )
     async def view_image(ctx: Context, sandbox_id: str, path: str):
-        result = await tool_call(ctx, sandbox_id, ViewImageTool, path=path)
+        result = await calls.tool_call(ctx, sandbox_id, ViewImageTool, path=path)
         return [result.output, Image(data=result.image_png, format="png")]
 
+
+def _file_tools(server: FastServer, calls: _Calls) -> None:
     @server.tool(
         description="Write a file into the sandbox (owned by `user`; parent folders are "
         "created). encoding: text (default, UTF-8) or base64 for binary content."
@@ -327,12 +352,9 @@ def build_server(settings: ServerSettings) -> FastServer:
         ctx: Context, sandbox_id: str, path: str, content: str, encoding: str = "text"
     ):
         data = _decode(content, encoding)
-        entry = await blocking(pool.get, owner(ctx), sandbox_id)
-        await blocking(
-            lambda: entry.sandbox.call(
-                "file.write", path=path, data_b64=base64.b64encode(data).decode("ascii")
-            )
-        )
+        entry = await calls.blocking(calls.pool.get, calls.owner(ctx), sandbox_id)
+        request = FileWrite(path, base64.b64encode(data).decode("ascii"))
+        await calls.blocking(run, entry.sandbox, request)
         return f"wrote {len(data)} bytes to {path}"
 
     @server.tool(
@@ -342,12 +364,12 @@ def build_server(settings: ServerSettings) -> FastServer:
     async def read_file(ctx: Context, sandbox_id: str, path: str, encoding: str = "text"):
         if encoding not in ("text", "base64"):
             raise MCPToolError("encoding must be `text` or `base64`.")
-        entry = await blocking(pool.get, owner(ctx), sandbox_id)
-        result = await blocking(lambda: entry.sandbox.call("file.read", path=path))
+        entry = await calls.blocking(calls.pool.get, calls.owner(ctx), sandbox_id)
+        result = await calls.blocking(run, entry.sandbox, FileRead(path))
         if encoding == "base64":
-            return result["data_b64"]
+            return result.data_b64
         try:
-            return base64.b64decode(result["data_b64"]).decode("utf-8")
+            return base64.b64decode(result.data_b64).decode("utf-8")
         except UnicodeDecodeError:
             raise MCPToolError(
                 f"{path} is not UTF-8 text; read it with encoding `base64`."
@@ -360,12 +382,9 @@ def build_server(settings: ServerSettings) -> FastServer:
         "findings. `model` overrides the server's gate model (PROVIDER/NAME)."
     )
     async def check(ctx: Context, sandbox_id: str, instruction: str, model: str | None = None):
-        entry = await blocking(pool.get, owner(ctx), sandbox_id)
-        gate_model = await blocking(pool.gate_model, model)
-        return json.dumps(await blocking(run_check, entry, instruction, gate_model), indent=2)
-
-    server.stateact_pool = pool  # for tests and embedding
-    return server
+        entry = await calls.blocking(calls.pool.get, calls.owner(ctx), sandbox_id)
+        gate_model = await calls.blocking(calls.pool.gate_model, model)
+        return json.dumps(await calls.blocking(run_check, entry, instruction, gate_model), indent=2)
 
 
 def _decode(content: str, encoding: str) -> bytes:

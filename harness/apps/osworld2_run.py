@@ -12,18 +12,18 @@ bridge process left.
 
 from __future__ import annotations
 
-import json
 import logging
 import traceback
 from pathlib import Path
 
+from harness.control import controller_for, run_control
 from harness.kernel.core import BudgetExceeded, StateActError
 from harness.kernel.loop import RunStats
 from harness.kernel.records import RunRecord, write_json_atomic
 from harness.models import endpoint_provider, make_model
 from harness.run.config import RunConfig
 from harness.run.context import RunContext
-from harness.runner import TaskOutcome, _error_status, _run_agent
+from harness.run.outcome import TaskOutcome, error_status
 from harness.tools.ask_user import AskUserTool
 from sandboxes import open_sandbox
 from sandboxes.agent_stop import freeze_agent, thaw_agent
@@ -48,17 +48,15 @@ def run_osworld2_task(
     config: RunConfig,
     out_dir: str | Path,
     *,
-    resume: bool = False,
     model=None,
     gate_model=None,
     on_turn=None,
 ) -> dict:
     """Run the task module `task_file` under `config` (its `osworld2` key set) into `out_dir`;
-    returns result.json's content. A resumed run with a result returns it; one without starts the
-    task again (its machine state between phases is not snapshotted)."""
+    returns result.json's content. There is no resuming inside a task: its machine between phases
+    is not snapshotted, so an interrupted run starts again (a suite's --resume keeps the tasks
+    that have a result)."""
     out_dir = Path(out_dir)
-    if resume and (out_dir / "result.json").exists():
-        return json.loads((out_dir / "result.json").read_text())
     if config.osworld2 is None:
         raise StateActError("an OSWorld 2.0 task module needs --osworld2 PATH (your checkout).")
     if config.best_of > 1:
@@ -111,6 +109,7 @@ class PhasedRun:
     def execute(self, model, gate_model) -> dict:
         sandbox = episode = None
         try:
+            controller_for(self.config.control)  # an unknown mode fails before any sandbox opens
             model = model or make_model(self.config.model, self.config.model_options)
             sandbox = open_sandbox(self.config.sandbox)
             self.outcome.status = "setup"
@@ -130,7 +129,7 @@ class PhasedRun:
                     break
         except StateActError as exc:
             judging = self.outcome.status == "judging"  # the benchmark's evaluation failed
-            status = "evaluation_error" if judging else _error_status(exc, self.outcome.status)
+            status = "evaluation_error" if judging else error_status(exc, self.outcome.status)
             self.outcome.fail(status, str(exc))
         except Exception as exc:  # a bug must still leave a result and nothing running
             log.error("run of %s failed:\n%s", self.task_file, traceback.format_exc())
@@ -158,7 +157,7 @@ class PhasedRun:
             outcome=self.outcome,
             extra_tools=[AskUserTool(RecordedUser(episode, self.record))],
         )
-        end = _run_agent(context)
+        end = run_control(context)
         self.outcome.status = end.status
         self.outcome.final_action = "FAIL" if end.status == "infeasible" else None
         if isinstance(end, BudgetExceeded):

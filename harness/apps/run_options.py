@@ -22,17 +22,17 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.apps.osworld2_options import apply_osworld2
 from harness.apps.sandbox_options import apply_sandbox_options
-from harness.control.lstc_gui import COORDINATE_SCALES as COORDS
-from harness.control.lstc_gui import grounder_options
+from harness.control import CONTROLLERS
+from harness.control.lstc.gui import COORDINATE_SCALES as COORDS
+from harness.control.lstc.gui import grounder_options
 from harness.control.memory import LessonStore
 from harness.kernel.core import StateActError, require_one_of
 from harness.models import endpoint_provider, make_model
 from harness.reports.html_report import write_trajectory_html
-from harness.run.config import CONTROL_MODES, GATE_MODES, PRESETS, RunConfig
+from harness.run.config import GATE_MODES, MAX_BEST_OF, PRESETS, RunConfig
 from sandboxes import BACKENDS
 
 log = logging.getLogger(__name__)
-MAX_BEST_OF = 8  # as RunConfig.best_of allows
 
 
 class CommonOptions(BaseModel):
@@ -226,7 +226,7 @@ def config_from_options(options: CommonOptions) -> RunConfig:
     """The RunConfig the options describe, with bad values named in one sentence."""
     require_one_of("sandbox backend", options.sandbox, BACKENDS)
     require_one_of("preset", options.preset, PRESETS)
-    require_one_of("control mode", options.control, CONTROL_MODES)
+    require_one_of("control mode", options.control, tuple(CONTROLLERS))
     if options.worker_depth not in (1, 2):
         raise StateActError("--worker-depth must be 1 or 2.")
     best_of = getattr(options, "best_of", 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
-from harness.apps.batch import SUMMARY_NAME, expand_inputs, run_batch
+from harness.apps.batch import SUMMARY_NAME, BatchOptions, expand_inputs, run_batch
 from harness.apps.outdir import error_sentence, exit_code, parse_fail_on_error
 from harness.kernel.core import StateActError
 from harness.models import make_model
@@ -73,11 +73,7 @@ def run(args) -> int:
     model = make_model(config.model, config.model_options)  # fail fast on a bad spec or key
     check_cost_cap(model, config.model, config.loop.max_cost_usd)
     with RunsProgress("batch", len(files)) as progress:
-        rows = run_batch(
-            args.instruction,
-            files,
-            args.out,
-            config,
+        options = BatchOptions(
             parallel=args.parallel,
             resume=args.resume,
             check=args.check,
@@ -85,6 +81,7 @@ def run(args) -> int:
             ray=ray,
             force=args.force,
         )
+        rows = run_batch(args.instruction, files, args.out, config, options)
     passed = sum(row["gate_passed"] is True for row in rows)
     statuses = ", ".join(
         f"{n} {status}" for status, n in Counter(row["status"] for row in rows).items()

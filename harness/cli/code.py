@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.apps.coding import run_code, sandbox_name, summary_json
+from harness.apps.coding import CodeOptions, run_code, sandbox_name, summary_json
 from harness.kernel.core import StateActError
 from harness.kernel.display import visible
 from harness.models import make_model
@@ -50,15 +50,8 @@ def run(args) -> int:
     if out.exists() and any(out.iterdir()):
         raise StateActError(f"the run directory {out} is not empty; choose another --out.")
     with TurnProgress(f"code {repo.name}") as progress:
-        summary = run_code(
-            repo,
-            args.instruction,
-            config,
-            out,
-            apply=args.apply,
-            model=model,
-            on_turn=progress.update,
-        )
+        options = CodeOptions(apply=args.apply, model=model, on_turn=progress.update)
+        summary = run_code(repo, args.instruction, config, out, options)
     if args.json:
         print(summary_json(summary))
     else:

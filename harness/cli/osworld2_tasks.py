@@ -8,9 +8,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from harness.apps.osworld2_options import osworld2_config
 from harness.apps.osworld2_run import run_osworld2_task
 from harness.apps.osworld2_suite import osworld2_dry_run, osworld2_task_paths
-from harness.apps.run_options import render_trajectory
+from harness.apps.run_options import config_from_options, options_from_args, render_trajectory
 from harness.kernel.core import StateActError
 from harness.kernel.display import visible
 from harness.kernel.records import safe_run_name
@@ -22,6 +23,11 @@ from tasks.coverage import blocker_summary, blocker_table
 from tasks.support import reason_kind
 
 from .progress import TurnProgress
+
+
+def build_config(args) -> RunConfig:
+    return config_from_options(options_from_args(args))
+
 
 OK_STATUSES = ("completed", "infeasible")
 
@@ -42,10 +48,11 @@ def run_task_module(args, config: RunConfig) -> int:
             f"the run directory {out} is not empty; pass --resume to continue it or "
             "choose another --out."
         )
-    with TurnProgress(task_file.stem) as progress:
-        result = run_osworld2_task(
-            task_file, config, out, resume=args.resume, model=model, on_turn=progress.update
-        )
+    if args.resume and (out / "result.json").is_file():  # finished: its result stands
+        result = json.loads((out / "result.json").read_text())
+    else:  # an unfinished run starts again: its machine between phases is not kept
+        with TurnProgress(task_file.stem) as progress:
+            result = run_osworld2_task(task_file, config, out, model=model, on_turn=progress.update)
     render_trajectory(out)
     keys = ("task_id", "status", "score", "partial_score", "phases_judged", "cost_usd")
     print(json.dumps({key: result.get(key) for key in keys}))
@@ -53,6 +60,23 @@ def run_task_module(args, config: RunConfig) -> int:
         print(f"stateact: {result['status']}: {visible(result['error'])}", file=sys.stderr)
     print(f"run directory: {out}", file=sys.stderr)
     return 0 if result["status"] in OK_STATUSES else 1
+
+
+def suite_entry(args) -> int | None:
+    """What `suite` does first: with `--osworld2`, its task list (the dry run's report, whose exit
+    code is returned; or `args.paths` set to the task modules to run); None to go on."""
+    if args.osworld2 is None:
+        if not args.paths:
+            raise StateActError("give task files or folders (PATH…), or --osworld2 with its data.")
+        return None
+    if args.model:
+        config = build_config(args)
+    else:  # a dry run needs no model
+        config = RunConfig(model="none", osworld2=osworld2_config(options_from_args(args)))
+    if args.dry_run:
+        return dry_run_report(args, config)
+    args.paths = suite_paths(args, config)
+    return None
 
 
 def suite_paths(args, config: RunConfig) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.apps.ray_cluster import RayOptions
+from harness.apps.ray.cluster import RayOptions
 from harness.kernel.core import StateActError
 
 

@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from harness.control.andor_tree import draw_tree
+from harness.control.andor.tree import draw_tree
 from harness.kernel.core import StateActError
 from harness.kernel.display import visible
 from harness.kernel.records import load_events

@@ -11,13 +11,14 @@ from harness.apps.osworld2_options import add_osworld2_options
 from harness.apps.osworld2_run import is_task_module
 from harness.apps.run_options import config_from_options, options_from_args, render_trajectory
 from harness.apps.sandbox_options import add_sandbox_options
-from harness.control.lstc_gui import COORDINATE_SCALES
+from harness.control import CONTROLLERS
+from harness.control.lstc.gui import COORDINATE_SCALES
 from harness.kernel.core import StateActError
 from harness.kernel.display import visible
 from harness.kernel.records import safe_run_name
 from harness.models import make_model
 from harness.models.pricing import check_cost_cap, unpriced_reason
-from harness.run.config import CONTROL_MODES, GATE_MODES, PRESETS, RunConfig
+from harness.run.config import GATE_MODES, PRESETS, RunConfig
 from harness.runner import run_task
 from sandboxes import BACKENDS
 from sandboxes.base import HOST_NETWORK
@@ -121,7 +122,7 @@ def add_run_options(parser) -> None:
     parser.add_argument(
         "--control",
         default="stateact",
-        help=f"control mode: {', '.join(CONTROL_MODES)} (default stateact)",
+        help=f"control mode: {', '.join(tuple(CONTROLLERS))} (default stateact)",
     )
     parser.add_argument(
         "--grounder",

@@ -10,10 +10,9 @@ from collections import Counter
 from pathlib import Path
 
 from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
-from harness.apps.osworld2_options import add_osworld2_options, osworld2_config
+from harness.apps.osworld2_options import add_osworld2_options
 from harness.apps.outdir import ERROR_STATUSES, ResultsFile, parse_fail_on_error, summary_exit_code
-from harness.apps.ray_suite import run_suite_on_ray
-from harness.apps.run_options import options_from_args
+from harness.apps.ray.suite import run_suite_on_ray
 from harness.apps.selection import Selection, SuiteOptions
 from harness.apps.suite import (
     discover_tasks,
@@ -28,7 +27,6 @@ from harness.kernel.display import visible
 from harness.models import make_model
 from harness.models.pricing import check_cost_cap
 from harness.reports.summary import summary_line
-from harness.run.config import RunConfig
 from sandboxes import BACKENDS
 from sandboxes.images.apps import declared_apps, definition_name
 from tasks.coverage import blocker_summary, blocker_table, coverage_table, evaluator_coverage
@@ -36,8 +34,7 @@ from tasks.schema import load_task
 from tasks.support import reason_kind
 
 from .config_file import apply_run_config
-from .osworld2_tasks import dry_run_report as osworld2_dry_run_report
-from .osworld2_tasks import suite_paths as osworld2_suite_paths
+from .osworld2_tasks import suite_entry as osworld2_suite
 from .progress import RunsProgress
 from .ray_options import add_ray_options, ray_options
 from .run import add_config_options, add_run_options, add_selection_options, build_config
@@ -123,14 +120,8 @@ def run(args) -> int:
         raise StateActError("--by-blocker goes with --dry-run (it counts what stops the tasks).")
     if args.summary and not args.dry_run:
         raise StateActError("--summary goes with --dry-run (it lists what the tasks use).")
-    if args.osworld2 is not None:  # the task modules of the user's OSWorld 2.0 data
-        osworld2 = build_config(args) if args.model else None
-        config = osworld2 or RunConfig(osworld2=osworld2_config(options_from_args(args)))
-        if args.dry_run:
-            return osworld2_dry_run_report(args, config)
-        args.paths = osworld2_suite_paths(args, config)
-    elif not args.paths:
-        raise StateActError("give task files or folders (PATH…), or --osworld2 with its data.")
+    if (listed := osworld2_suite(args)) is not None:  # OSWorld 2.0's dry run
+        return listed
     if args.summary:
         return coverage_summary(args)
     if args.dry_run:
@@ -201,6 +192,11 @@ def run(args) -> int:
             f"--resume --out {out}"
         )
         raise
+    return _report(summary, out, fail_on_error)
+
+
+def _report(summary: dict, out: Path, fail_on_error) -> int:
+    """Print a finished suite's summary line, its errors and where its report is; the exit code."""
     print(summary_line(summary))
     code = summary_exit_code(summary, fail_on_error)
     if summary.get("errors"):

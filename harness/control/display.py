@@ -14,6 +14,8 @@ import re
 
 from harness.kernel.core import StateActError, ToolError
 from harness.kernel.loop import LoopHook, ToolLoop
+from sandboxes.toolbox.protocol import SessionScreen
+from sandboxes.typed import run
 
 SCREEN_WORDS = re.compile(
     r"\b(xdotool|pyautogui|pynput|Xlib|xlib|wmctrl|xwd|scrot|xclip|xsel|ydotool|xte|xinput|"
@@ -27,7 +29,7 @@ def keep_off_screen(sandbox) -> str | None:
     (a kernel without Landlock's socket scoping): the run then goes on with the screen reachable
     and its use counted, and the record says so, rather than refusing every run on such a host."""
     try:
-        sandbox.call("session.screen", allowed=False)
+        run(sandbox, SessionScreen(allowed=False))
     except (StateActError, ToolError) as exc:
         return str(exc)
     return None

@@ -12,6 +12,7 @@ from pathlib import Path
 from harness.kernel.context import Compactor
 from harness.kernel.core import Tool
 from harness.kernel.loop import LoopHook, NoteHook, ToolLoop
+from harness.run.config import MainAgentConfig
 from harness.run.context import RunContext
 from harness.tools import (
     BashTool,
@@ -27,12 +28,13 @@ PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 NON_STEP_TOOLS = {"finish", "plan"}
 
 
-def main_system_prompt(preset: str = "full") -> str:
-    # Under `no-act` the main agent has the computer tool itself: its prompt must not say it acts
-    # only through code (the ablation removes acting on state, not just the GUI specialist).
-    name = "main_agent_no_act.md" if preset == "no-act" else "main_agent.md"
+def main_system_prompt(main: MainAgentConfig | None = None) -> str:
+    main = main or MainAgentConfig()
+    # With the computer tool itself (`no-act`) its prompt must not say it acts only through code
+    # (the ablation removes acting on state, not just the GUI specialist).
+    name = "main_agent_no_act.md" if main.computer else "main_agent.md"
     prompt = (PROMPTS / name).read_text()
-    if preset == "bash-only":
+    if main.tools == "bash":
         prompt += (
             "\n\nIn this run you have only `bash` and `finish`: no editor, Python tool "
             "or specialists.\n"
@@ -67,7 +69,7 @@ class MainAgent:
         self.loop = ToolLoop(
             model,
             tools,
-            main_system_prompt(config.preset),
+            main_system_prompt(config.main),
             agent="main",
             config=config.loop,
             scope=context,
@@ -76,7 +78,7 @@ class MainAgent:
 
     def _tools(self, sandbox, review, added: list[Tool]) -> list[Tool]:
         finish = FinishTool(self.steps_taken, review)
-        if self.config.preset == "bash-only":
+        if self.config.main.tools == "bash":
             return [BashTool(sandbox), finish]
         tools: list[Tool] = [
             BashTool(sandbox),

@@ -7,7 +7,7 @@ models, the same actions as a function tool for others; its scaling is the speci
 desktop sandbox, task setup and checkers as every other mode. The first message holds a screenshot
 and the instruction, as OSWorld's Claude agent sends them; only the newest screenshots stay in the
 history (`ImageWindow`). The finish gate is off unless `screenshot.gate` turns it on
-(`RunConfig.with_preset`).
+(`RunConfig.with_preset`); it is the only review, with no task state or leaf guard.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from harness.run.context import RunContext
 from harness.tools import FinishTool
 from subagents import ComputerTool, Desktop
 
+from .finish import gate_review
 from .memory import with_lessons
+from .registry import control_mode
 
 PROMPT = Path(__file__).resolve().parents[1] / "prompts" / "screenshot_agent.md"
 REMOVED_IMAGE = "[an older screenshot was removed from the history]"
@@ -96,3 +98,12 @@ class ScreenshotController:
                 "screenshots_trimmed", agent="harness", removed=self.window.removed
             )
         return end
+
+
+@control_mode("screenshot")
+class ScreenshotMode:
+    """`--control screenshot`: the baseline's loop; `finish` reviews only when `screenshot.gate`."""
+
+    def run(self, context: RunContext) -> Finished | BudgetExceeded:
+        controller = ScreenshotController(context, gate_review(context))
+        return controller.run(resume=context.resume, since_event_index=context.since_event_index)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from harness.kernel.core import Finished
 from harness.kernel.loop import LoopHook
 from harness.run.config import StallConfig
+from sandboxes.toolbox.protocol import FsChanged
+from sandboxes.typed import run
 
 RESPONSES = ("feedback", "replan", "fresh_worker", "stop")
 
@@ -276,10 +278,10 @@ class MainAgentStallWatch(LoopHook):
 
     def _state_key(self) -> str | None:
         try:
-            changed = self.sandbox.call("fs.changed", since=self.started_at, limit=500)
+            changed = run(self.sandbox, FsChanged(self.started_at, limit=500))
         except Exception:  # a stall check must never break the agent's turn
             return None
-        return fingerprint([(p["path"], p["mtime"], p["size"]) for p in changed["paths"]])
+        return fingerprint([(p["path"], p["mtime"], p["size"]) for p in changed.paths])
 
     def _respond(self, signal: StallSignal) -> str:
         response = self.router.route(signal)

@@ -1,7 +1,7 @@
-"""What the default (`stateact`) mode adds around the main agent: the verifier-committed task
-state with its milestones and boundary checks, and the stall watch. The runner builds one
-`StateActHooks` and wires its parts into the gate, the main agent's loop hooks and its `delegate`
-tool."""
+"""The default control mode (`stateact`): the main agent with its tools and `delegate`, plus what
+the mode adds around it: the verifier-committed task state with its milestones and boundary checks,
+and the stall watch. `StateActController` builds one `StateActHooks` and wires its parts into the
+finish review, the main agent's loop hooks and its `delegate` tool."""
 
 from __future__ import annotations
 
@@ -9,32 +9,20 @@ import inspect
 import logging
 
 from harness.control.stall import MainAgentStallWatch
-from harness.control.task_state import INVALIDATED, TaskState
-from harness.kernel.core import Tool, ToolError, ToolResult, ToolSpec
+from harness.control.task_state import TaskState
+from harness.kernel.core import BudgetExceeded, Finished, Tool, ToolError, ToolResult, ToolSpec
 from harness.kernel.loop import LoopHook, NoteHook
+from harness.kernel.resume import restore_main_agent
+from harness.run.context import RunContext
+from subagents import DelegateTool, main_agent_extra_tools
 
-from .milestones import MilestoneKeeper
+from .display import ScreenUseCounter, keep_off_screen
+from .finish import finish_review, open_task_state
+from .main_agent import MainAgent
+from .memory import with_lessons
+from .registry import control_mode
 
 log = logging.getLogger(__name__)
-
-
-def open_task_state(context) -> TaskState | None:
-    """The run's task state (restored on resume, else initialized by the model), or None when
-    off."""
-    config, record = context.config, context.record
-    if not config.task_state.enabled:
-        return None
-    state = TaskState.load(record.dir) if context.resume else None
-    if state is None:
-        state = TaskState.initialize(
-            context.task.instruction,
-            context.model,
-            run_dir=record.dir,
-            scope=context,
-        )
-    if config.task_state.milestones:
-        state.listeners.append(MilestoneKeeper(context.sandbox, record, context.started_at))
-    return state
 
 
 class BoundaryCheckedTool:
@@ -68,51 +56,6 @@ class BoundaryCheckedTool:
         return ToolResult(output=result.output + note, image_png=result.image_png)
 
 
-class LeafFinishGuard:
-    """`finish` under the task state (StructAgent's leaf gate): the stored probes run first, and
-    while a leaf requirement's probe says it does not hold the finish is refused, naming each one
-    with its evidence (an INVALIDATED one as a regression), before any gate round is spent. After
-    `max_refusals` refusals it yields to the gate, whose round fails closed on a failing probe."""
-
-    def __init__(self, task_state: TaskState, sandbox, review, record=None, max_refusals: int = 3):
-        self.task_state = task_state
-        self.sandbox = sandbox
-        self.review = review
-        self.record = record
-        self.max_refusals = max_refusals
-        self.refusals = 0
-
-    def __call__(self, summary: str) -> str | None:
-        self.task_state.check_boundary(self.sandbox, "check at finish")
-        blocking = self.task_state.refuted_leaves()
-        if not blocking or self.refusals >= self.max_refusals:
-            return self.review(summary) if self.review else None
-        self.refusals += 1
-        if self.record is not None:
-            self.record.append(
-                "finish_refused",
-                agent="harness",
-                requirements=[r.id for r in blocking],
-                refusal=self.refusals,
-            )
-        lines = "\n".join(_blocking_line(r) for r in blocking)
-        return (
-            "finish is refused: these requirements are not verified by their independent checks "
-            f"(refusal {self.refusals} of {self.max_refusals}):\n{lines}\n"
-            "Make the saved state satisfy them, re-read it, and call finish again."
-        )
-
-
-def _blocking_line(requirement) -> str:
-    evidence = requirement.evidence[:200] or "no evidence yet"
-    if requirement.status == INVALIDATED:
-        return (
-            f"- [{requirement.id}] {requirement.text[:120]}: was VERIFIED, now fails "
-            f"({evidence}); something undid it, restore it"
-        )
-    return f"- [{requirement.id}] {requirement.text[:120]}: {requirement.status} ({evidence})"
-
-
 class StateActHooks:
     """The task state, milestones, boundary checks and stall watch of one default-mode run."""
 
@@ -141,12 +84,6 @@ class StateActHooks:
         if self.stall is not None and (decision.passed is not True or gaps):
             self.stall.gate_rejected([*decision.gap_texts, *gaps])
         return gaps
-
-    def guard_finish(self, review, record=None):
-        """The finish gate's `review` behind the leaf guard when the task state is on."""
-        if self.task_state is None:
-            return review
-        return LeafFinishGuard(self.task_state, self.sandbox, review, record)
 
     @property
     def loop_hooks(self) -> list[LoopHook]:
@@ -185,3 +122,44 @@ class StateActHooks:
         )
         result = delegate(agent="worker", task=task, facts=facts)
         return result.output or result.error or ""
+
+
+@control_mode("stateact")
+class StateActController:
+    """The main agent runs the task with its tools; `finish` goes through the leaf guard and the
+    gate; a resumed run replays its history first."""
+
+    def run(self, context: RunContext) -> Finished | BudgetExceeded:
+        counted = context.config.main_display or not _screen_walled_off(context)
+        hooks = StateActHooks(context)
+        delegate = DelegateTool(context) if context.config.subagents.enabled else None
+        delegate = hooks.wrap_delegate(delegate)
+        agent = MainAgent(
+            context,
+            review=finish_review(context, hooks.task_state, hooks.on_decision),
+            tools=[*([delegate] if delegate is not None else []), *main_agent_extra_tools(context)],
+            hooks=[*hooks.loop_hooks, *([ScreenUseCounter()] if counted else [])],
+        )
+        if context.resume:
+            restore_main_agent(
+                agent, context.record, context.sandbox, since_event_index=context.since_event_index
+            )
+        hooks.attach(agent)
+        return agent.run(with_lessons(context))
+
+
+def _screen_walled_off(context: RunContext) -> bool:
+    """Keep the main agent's sessions off the screen (it belongs to the GUI specialist); False,
+    with an event, where that is not possible, so that its screen use is counted instead."""
+    # Landlock needs no_new_privs, which would take sudo away; a root agent could leave the domain
+    # anyway: under --agent-sudo the screen is counted, not walled off.
+    unavailable = (
+        "--agent-sudo gives the agent root, which no Landlock domain holds"
+        if context.config.sandbox.agent_sudo
+        else keep_off_screen(context.sandbox)
+    )
+    if not unavailable:
+        return True
+    log.warning("the main agent keeps the screen: %s", unavailable)
+    context.record.append("display_isolation_unavailable", agent="harness", reason=unavailable)
+    return False

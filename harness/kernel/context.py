@@ -13,7 +13,7 @@ import logging
 from functools import cache
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.kernel.core import Usage
 from harness.kernel.loop import LoopHook
@@ -29,11 +29,13 @@ TOOL_TEXT_CHARS = 4000
 class CompactionConfig(BaseModel):
     """When and how much to compact."""
 
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
     enabled: bool = True
     """Compact at all (the `no-sustain` ablation turns this off)."""
-    trigger_share: float = 0.7
+    trigger_share: float = Field(0.7, gt=0, le=1)
     """Compact when a request would exceed this share of the model's context window."""
-    keep_share: float = 0.2
+    keep_share: float = Field(0.2, ge=0, lt=1)
     """Keep roughly this share of the window as verbatim recent turns."""
 
 

@@ -129,12 +129,6 @@ class Tool(Protocol):
     def __call__(self, **params: Any) -> ToolResult: ...
 
 
-class Agent(Protocol):
-    """Something that runs a task to an end state and returns its final status."""
-
-    def run(self) -> str: ...
-
-
 class StateActError(Exception):
     """An error with a one-sentence message meant for the user (printed without a traceback)."""
 

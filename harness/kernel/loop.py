@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.kernel.core import BudgetExceeded, Finished, Model, Tool, ToolError, ToolResult, Usage
 from harness.kernel.records import RunRecord
@@ -42,11 +42,13 @@ MAX_CUT_REPLIES = 3  # cut replies in a row before the loop gives up and reports
 class LoopConfig(BaseModel):
     """Limits of one agent loop."""
 
-    max_turns: int = 150
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    max_turns: int = Field(150, ge=1)
     """Model turns this agent may take."""
-    max_cost_usd: float | None = None
+    max_cost_usd: float | None = Field(None, ge=0)
     """Stop when the whole run (all agents) has cost this much."""
-    max_wall_s: float | None = None
+    max_wall_s: float | None = Field(None, ge=0)
     """Stop when the whole run has taken this many seconds."""
 
 
@@ -118,8 +120,10 @@ class ToolLoop:
         config: LoopConfig | None = None,
         scope: RunScope | None = None,
         hooks: list[LoopHook] = (),
-        finish_tool: str = "finish",
     ):
+        """The loop's `finish_tool` (named when the model answers without a tool call) is the tool
+        whose class sets `ends_loop = True` (`finish`, the gate's `verdict`, a specialist's
+        `report`)."""
         self.model = model
         self.tools = {tool.name: tool for tool in tools}
         self.specs = [tool.spec() for tool in tools]
@@ -130,7 +134,8 @@ class ToolLoop:
         self.stats = scope.stats
         self.record = scope.record
         self.hooks = list(hooks)
-        self.finish_tool = finish_tool
+        enders = [name for name, tool in self.tools.items() if getattr(tool, "ends_loop", False)]
+        self.finish_tool = enders[0] if enders else "finish"
         self.messages: list[dict] = []
         self.turns = 0
         self.cut_replies = 0

@@ -71,45 +71,14 @@ def restore_main_agent(
             )
             pending_results.pop("main", None)
         elif kind == "compaction":
-            kept = event["kept_messages"]
-            first = messages[0]
-            instruction = [
-                b for b in first["content"] if not b.get("text", "").startswith("<earlier-work")
-            ]
-            summary = {
-                "type": "text",
-                "text": f"<earlier-work-summary>\n{event['summary']}\n</earlier-work-summary>",
-            }
-            messages = [
-                {"role": "user", "content": [*instruction, summary]},
-                *messages[len(messages) - kept :],
-            ]
+            messages = _compacted(messages, event)
             stats.usage.add(Usage(**event.get("usage", {})))
         elif kind == "plan":
             agent.plan.items = event["items"]
     if pending_results.get("main"):
         # Killed between a model turn and its results: the calls were replayed above, but the model
         # never saw their output; tell it so rather than inventing results.
-        messages.append(
-            {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": use.get("id", ""),
-                        "is_error": True,
-                        "content": [
-                            {
-                                "type": "text",
-                                "text": "The run was interrupted while this call ran; it was "
-                                "run again on resume, but its output was lost. Check its effect.",
-                            }
-                        ],
-                    }
-                    for use in pending_results["main"]
-                ],
-            }
-        )
+        messages.append(_lost_results(pending_results["main"]))
     loop.messages = messages
     record.append(
         "resumed",
@@ -119,6 +88,42 @@ def restore_main_agent(
         since_event_index=since_event_index,
     )
     log.info("resumed: %d messages restored, %d tool calls replayed", len(messages), replayed)
+
+
+def _compacted(messages: list[dict], event: dict) -> list[dict]:
+    """The history after a recorded compaction: the instruction, the summary, the kept turns."""
+    kept = event["kept_messages"]
+    instruction = [
+        b for b in messages[0]["content"] if not b.get("text", "").startswith("<earlier-work")
+    ]
+    summary = {
+        "type": "text",
+        "text": f"<earlier-work-summary>\n{event['summary']}\n</earlier-work-summary>",
+    }
+    return [
+        {"role": "user", "content": [*instruction, summary]},
+        *messages[len(messages) - kept :],
+    ]
+
+
+def _lost_results(uses: list[dict]) -> dict:
+    """The user turn answering calls whose results the interrupted run never recorded."""
+    text = (
+        "The run was interrupted while this call ran; it was run again on resume, but its output "
+        "was lost. Check its effect."
+    )
+    return {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": use.get("id", ""),
+                "is_error": True,
+                "content": [{"type": "text", "text": text}],
+            }
+            for use in uses
+        ],
+    }
 
 
 def _replay_calls(loop, uses: list[dict]) -> int:

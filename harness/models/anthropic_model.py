@@ -15,7 +15,7 @@ from typing import Any
 import anthropic
 
 from harness.kernel.core import ModelReply, StateActError, ToolSpec, Usage
-from harness.models import ModelConfig
+from harness.models.config import ModelConfig
 from harness.models.pricing import parse_claude_name, resolve_prices, table_entry
 from harness.models.retry import Retrier
 

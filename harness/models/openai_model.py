@@ -17,7 +17,7 @@ from typing import Any
 import openai
 
 from harness.kernel.core import ModelReply, StateActError, ToolSpec, Usage
-from harness.models import ModelConfig
+from harness.models.config import ModelConfig
 from harness.models.pricing import resolve_prices, table_entry
 from harness.models.retry import Retrier
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.kernel.context import CompactionConfig
 from harness.kernel.loop import LoopConfig
@@ -12,36 +14,68 @@ from harness.models import ModelConfig
 from sandboxes.base import SandboxConfig
 from tasks.osworld2.bridge import Osworld2Config
 
-PRESETS = ("full", "no-act", "no-verify", "no-sustain", "bash-only")
-CONTROL_MODES = ("stateact", "andor", "lstc", "screenshot")
 GATE_MODES = ("layered", "paper")
+MAX_BEST_OF = 8
+"""The most rollouts `best_of` allows (the CLI's `--best-of` reads this bound)."""
+
+PRESETS: dict[str, dict[str, object]] = {
+    "full": {},
+    "no-act": {"main.computer": True},
+    "no-verify": {"gate.enabled": False},
+    "no-sustain": {"compaction.enabled": False},
+    "bash-only": {"main.tools": "bash", "gate.enabled": False, "subagents.enabled": []},
+}
+"""The paper's ablations, each a named set of switches (`section.field` -> value) that
+`RunConfig.with_preset` sets; the code reads the switches, never the preset's name."""
+
+FORBID = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+"""Every config model: an unknown key is an error, each field's docstring is its description."""
 
 
 class GateConfig(BaseModel):
     """The narration-blind finish gate."""
 
+    model_config = FORBID
+
     enabled: bool = True
     """Run the gate on `finish` (the `no-verify` ablation turns it off)."""
     model: str | None = None
     """Model spec for the gate; None uses the agent's model."""
-    max_rejections: int = 3
+    max_rejections: int = Field(3, ge=0)
     """Rejection rounds before the run ends as `gate_rejected`."""
-    max_turns: int = 30
+    max_turns: int = Field(30, ge=1)
     """Model turns the gate may take in one round."""
-    mode: Literal["layered", "paper"] = "layered"
+    mode: Literal[GATE_MODES] = "layered"
     """`layered`: structural checks and binding probes first, then a model on a frozen snapshot;
     `paper`: the paper's single prompt-level check by a model on the live machine, with the
     structural layer only annotating each round (gates/paper.py)."""
 
 
+class MainAgentConfig(BaseModel):
+    """What the default mode's main agent acts with."""
+
+    model_config = FORBID
+
+    tools: Literal["code", "bash"] = "code"
+    """`code`: bash, python, the editor, view_image and (with compaction) plan; `bash`: bash and
+    finish only (the `bash-only` ablation)."""
+    computer: bool = False
+    """The main agent holds the `computer` tool itself and `delegate` offers no `gui` specialist
+    (the `no-act` ablation: the screen is not handed to a specialist)."""
+
+
 class SubagentConfig(BaseModel):
     """Delegation to fresh-context specialists."""
 
-    enabled: list[str] = Field(default_factory=lambda: ["worker", "gui", "web"])
+    model_config = FORBID
+
+    enabled: list[Literal["worker", "gui", "web"]] = Field(
+        default_factory=lambda: ["worker", "gui", "web"]
+    )
     """Which specialists `delegate` may start."""
-    max_turns: int = 50
+    max_turns: int = Field(50, ge=1)
     """Model turns of one delegation."""
-    worker_depth: int = 1
+    worker_depth: Literal[1, 2] = 1
     """1 = flat delegation; 2 lets a worker delegate to a worker (the depth ablation)."""
     nested_gate: bool = False
     """Give workers a finish gate of their own (the nested ablation)."""
@@ -49,6 +83,8 @@ class SubagentConfig(BaseModel):
 
 class TaskStateConfig(BaseModel):
     """The verifier-committed task state (requirements, values, evidence)."""
+
+    model_config = FORBID
 
     enabled: bool = False
     """Keep a task state (one tool-less model call at start); `andor` and `lstc` use it when on."""
@@ -62,15 +98,17 @@ class TaskStateConfig(BaseModel):
 class StallConfig(BaseModel):
     """Stall and loop detection with routed responses."""
 
+    model_config = FORBID
+
     enabled: bool = True
     """Watch for repeated actions, no progress and repeated gate gaps."""
-    repeat_limit: int = 3
+    repeat_limit: int = Field(3, ge=2)
     """The same action with the same observation this many times in a row is a loop."""
-    no_progress_turns: int = 6
+    no_progress_turns: int = Field(6, ge=1)
     """This many turns with no file change and no new tool output is a stall."""
-    gate_repeats: int = 2
+    gate_repeats: int = Field(2, ge=1)
     """This many consecutive gate rejections with the same gaps is a loop."""
-    calm_after: int = 3
+    calm_after: int = Field(3, ge=1)
     """Turns in a row that change files (as the harness sees them) after which the escalation falls
     back one level; a requirement turning VERIFIED falls it back at once."""
 
@@ -78,13 +116,15 @@ class StallConfig(BaseModel):
 class AndOrConfig(BaseModel):
     """The `andor` control mode: a framework-owned AND/OR tree."""
 
-    max_depth: int = 3
+    model_config = FORBID
+
+    max_depth: int = Field(3, ge=0)
     """Nodes deeper than this are always actions."""
-    revision_budget: int = 2
+    revision_budget: int = Field(2, ge=0)
     """Repairs one AND/OR node may get before it is pruned."""
-    max_actions: int = 24
+    max_actions: int = Field(24, ge=1)
     """Action nodes the whole run may execute."""
-    worker_turns: int = 30
+    worker_turns: int = Field(30, ge=1)
     """Model turns of one action node's worker."""
     tree_updates: bool = True
     """Ask the model after each succeeded action whether pending nodes should be pruned or
@@ -97,20 +137,22 @@ class AndOrConfig(BaseModel):
 class LstcConfig(BaseModel):
     """The `lstc` control mode: long-term control state plus short commitments."""
 
-    max_actions_per_step: int = 4
+    model_config = FORBID
+
+    max_actions_per_step: int = Field(4, ge=1)
     """Actions one commitment may hold."""
-    evidence_items: int = 12
+    evidence_items: int = Field(12, ge=1)
     """Evidence lines kept in the long-term state."""
-    repair_retries: int = 3
+    repair_retries: int = Field(3, ge=0)
     """Retries with the parse error when an answer is not the required JSON (the seed: 3)."""
-    action_timeout_s: float = 180.0
+    action_timeout_s: float = Field(180.0, gt=0)
     """Timeout of one bash or python action."""
-    no_change_steps: int = 3
+    no_change_steps: int = Field(3, ge=1)
     """Steps in a row changing no file, not the screen and no output: a stall (the seed: 3)."""
-    abstraction: str = "model"
+    abstraction: Literal["model", "lines"] = "model"
     """Step Abstraction: `model` (a model call sees the action, its output, the changed files and,
     for a GUI action, the screenshot) or `lines` (the output's first and last lines)."""
-    refine_every: int = 10
+    refine_every: int = Field(10, ge=0)
     """Steps between context refinements (a model call rewrites the long-term state); 0: never."""
     grounder: str | None = None
     """The GUI channel's grounder, an OpenAI-compatible vision model `openai/NAME`; None: no GUI."""
@@ -147,10 +189,14 @@ class RunConfig(BaseModel):
     """The finish gate."""
     subagents: SubagentConfig = Field(default_factory=SubagentConfig)
     """Fresh-context specialists."""
-    preset: str = "full"
-    """One of the paper's ablations: full, no-act, no-verify, no-sustain, bash-only."""
-    control: str = "stateact"
-    """Control mode: stateact (default), andor, lstc or screenshot (the baseline)."""
+    main: MainAgentConfig = Field(default_factory=MainAgentConfig)
+    """The main agent's tools (the ablations' switches)."""
+    preset: Literal[tuple(PRESETS)] = "full"
+    """The ablation whose switches `with_preset` sets: full, no-act, no-verify, no-sustain,
+    bash-only (recorded with the result as its label)."""
+    control: str = Field("stateact", min_length=1)
+    """Control mode: stateact (default), andor, lstc, screenshot (the baseline) or another name
+    registered in `harness/control/registry.py` (which checks it when the run starts)."""
     task_state: TaskStateConfig = Field(default_factory=TaskStateConfig)
     """The verifier-committed task state and its milestones."""
     stall: StallConfig = Field(default_factory=StallConfig)
@@ -164,7 +210,7 @@ class RunConfig(BaseModel):
     main_display: bool = False
     """In the `stateact` mode, give the main agent's bash and Python sessions the X display and the
     session bus (off: the display belongs to the GUI specialist)."""
-    best_of: int = Field(1, ge=1, le=8)
+    best_of: int = Field(1, ge=1, le=MAX_BEST_OF)
     """Rollouts from the same post-setup snapshot; the gate's verdict, verified requirements and
     cost choose one (never the checker), and only that one is scored."""
     memory_dir: str | None = None
@@ -177,7 +223,14 @@ class RunConfig(BaseModel):
     """OSWorld 2.0: the user's checkout, task data and the judges' and simulated user's models; its
     task modules run through `harness.apps.osworld2_run` (docs/osworld2.md)."""
 
-    model_config = ConfigDict(protected_namespaces=())
+    model_config = ConfigDict(
+        extra="forbid", use_attribute_docstrings=True, protected_namespaces=()
+    )
+
+    @property
+    def cache_path(self) -> Path | None:
+        """`cache_dir` as a path (None: no cache)."""
+        return Path(self.cache_dir) if self.cache_dir else None
 
     def options(self) -> dict:
         """The switches the seeds' ablation tables compare runs by (recorded with every result)."""
@@ -191,24 +244,35 @@ class RunConfig(BaseModel):
             if thinking.adaptive_thinking
             else (str(thinking.thinking_budget) if thinking.thinking_budget else "off"),
             "task_state": self.task_state.enabled,
+            "gate": self.gate.enabled,
+            "sustain": self.compaction.enabled,
+            "main_tools": self.main.tools,
+            "main_computer": self.main.computer,
+            "delegation": [*self.subagents.enabled],
             "worker_depth": self.subagents.worker_depth,
             "nested_gate": self.subagents.nested_gate,
             "gate_mode": self.gate.mode,
             "main_display": self.main_display,
         }
 
+    @model_validator(mode="after")
+    def _set_preset_switches(self) -> RunConfig:
+        return self._apply_preset()
+
     def with_preset(self) -> RunConfig:
-        """A copy with the preset's switches applied."""
-        config = self.model_copy(deep=True)
-        if config.preset == "no-verify":
-            config.gate.enabled = False
-        elif config.preset == "no-sustain":
-            config.compaction.enabled = False
-        elif config.preset == "bash-only":
-            config.gate.enabled = False
-            config.subagents.enabled = []
-        elif config.preset == "no-act":
-            config.subagents.enabled = [name for name in config.subagents.enabled if name != "gui"]
-        if config.control == "screenshot" and not config.screenshot.gate:
-            config.gate.enabled = False
-        return config
+        """A copy with the preset's switches set (again: `preset` may have been assigned after
+        the config was built)."""
+        return self.model_copy(deep=True)._apply_preset()
+
+    def _apply_preset(self) -> RunConfig:
+        for path, value in PRESETS[self.preset].items():
+            *sections, name = path.split(".")
+            target = self
+            for section in sections:
+                target = getattr(target, section)
+            setattr(target, name, copy.deepcopy(value))
+        if self.main.computer:  # the screen is the main agent's own: no GUI specialist
+            self.subagents.enabled = [n for n in self.subagents.enabled if n != "gui"]
+        if self.control == "screenshot" and not self.screenshot.gate:  # the baseline's default
+            self.gate.enabled = False
+        return self

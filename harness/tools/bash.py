@@ -11,6 +11,8 @@ usable, its partial output is shown, and every result ends with its exit code an
 from __future__ import annotations
 
 from harness.kernel.core import ToolResult, ToolSpec
+from sandboxes.toolbox.protocol import BashRestart, BashRun
+from sandboxes.typed import run
 
 DEFAULT_TIMEOUT_S = 180.0
 RESTARTED = "tool has been restarted."
@@ -31,7 +33,7 @@ class BashTool:
         self.session = session
         self.timeout_s = timeout_s
         # Only asked for when set: an observer session whose python imports from its cwd.
-        self.session_flavour = {"local_imports": True} if local_imports else {}
+        self.local_imports = local_imports or None
 
     def spec(self) -> ToolSpec:
         return ToolSpec(
@@ -57,20 +59,20 @@ class BashTool:
         self, command: str | None = None, restart: bool = False, timeout: float | None = None
     ) -> ToolResult:
         if restart:
-            self.sandbox.call("bash.restart", session=self.session, **self.session_flavour)
+            run(self.sandbox, BashRestart(session=self.session, local_imports=self.local_imports))
             return ToolResult(output=RESTARTED)
         if not command or not command.strip():
             return ToolResult(error=NO_COMMAND)
-        result = self.sandbox.call(
-            "bash.run",
-            command=command,
-            session=self.session,
+        request = BashRun(
+            command,
             timeout=float(timeout or self.timeout_s),
-            **self.session_flavour,
+            session=self.session,
+            local_imports=self.local_imports,
         )
-        output = result["output"].rstrip("\n")
-        if result.get("timed_out"):
+        result = run(self.sandbox, request)
+        output = result.output.rstrip("\n")
+        if result.timed_out:
             # The toolbox ends the output with the "timed out: ..." sentence.
-            return ToolResult(error=f"{output}\n[cwd: {result['cwd']}]")
-        footer = f"[exit code: {result['exit_code']}, cwd: {result['cwd']}]"
+            return ToolResult(error=f"{output}\n[cwd: {result.cwd}]")
+        footer = f"[exit code: {result.exit_code}, cwd: {result.cwd}]"
         return ToolResult(output=f"{output}\n{footer}" if output else footer)

@@ -3,9 +3,16 @@ editor)."""
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from harness.kernel.core import ToolResult, ToolSpec
+from sandboxes.toolbox.protocol import EditorRun
+from sandboxes.typed import run
 
 EDIT_COMMANDS = ("view", "create", "str_replace", "insert", "undo_edit")
+
+EDITOR_OPTIONS = {f.name for f in fields(EditorRun)} - {"command", "path"}
+"""The editor's own parameters; others a model adds are not sent (the toolbox ignored them)."""
 
 
 class EditorTool:
@@ -52,5 +59,5 @@ class EditorTool:
                 error=f"The command {command!r} is not available here; use one of: "
                 f"{', '.join(self.commands)}."
             )
-        result = self.sandbox.call("editor.run", command=command, path=path, **params)
-        return ToolResult(output=result["output"])
+        given = {name: value for name, value in params.items() if name in EDITOR_OPTIONS}
+        return ToolResult(output=run(self.sandbox, EditorRun(command, path, **given)).output)

@@ -16,6 +16,8 @@ class FinishTool:
     raises `Finished` itself when the run must end anyway (rejection rounds used up).
     """
 
+    ends_loop = True  # the tool loop names it when the model answers without a call
+
     name = "finish"
 
     def __init__(

@@ -4,6 +4,8 @@ state."""
 from __future__ import annotations
 
 from harness.kernel.core import ToolResult, ToolSpec
+from sandboxes.toolbox.protocol import PythonRun
+from sandboxes.typed import run
 
 DEFAULT_TIMEOUT_S = 180.0
 
@@ -36,10 +38,9 @@ class PythonTool:
         )
 
     def __call__(self, code: str, timeout: float | None = None) -> ToolResult:
-        result = self.sandbox.call(
-            "python.run", code=code, session=self.session, timeout=float(timeout or self.timeout_s)
-        )
-        output = result["output"]
-        if result.get("error"):
-            return ToolResult(error=(output + "\n" if output else "") + result["error"])
+        request = PythonRun(code, timeout=float(timeout or self.timeout_s), session=self.session)
+        result = run(self.sandbox, request)
+        output = result.output
+        if result.error:
+            return ToolResult(error=(output + "\n" if output else "") + result.error)
         return ToolResult(output=output)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 
 from harness.kernel.core import ToolResult, ToolSpec
+from sandboxes.toolbox.protocol import ImageView
+from sandboxes.typed import run
 
 
 class ViewImageTool:
@@ -28,11 +30,8 @@ class ViewImageTool:
         )
 
     def __call__(self, path: str) -> ToolResult:
-        result = self.sandbox.call("image.view", path=path)
-        note = f"{path}: {result['original_width']}x{result['original_height']}"
-        if (result["width"], result["height"]) != (
-            result["original_width"],
-            result["original_height"],
-        ):
-            note += f", shown at {result['width']}x{result['height']}"
-        return ToolResult(output=note, image_png=base64.b64decode(result["png_b64"]))
+        image = run(self.sandbox, ImageView(path))
+        note = f"{path}: {image.original_width}x{image.original_height}"
+        if (image.width, image.height) != (image.original_width, image.original_height):
+            note += f", shown at {image.width}x{image.height}"
+        return ToolResult(output=note, image_png=base64.b64decode(image.png_b64))

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from harness.kernel.core import StateActError
 from sandboxes.images import bundles
+from sandboxes.images.bundles import read_list
 
 IMAGE_NAMES = ("base", "desktop")
 DEBIAN_SUITE = "bookworm"
@@ -99,12 +100,6 @@ def machine_arch() -> str:
     """The CPU architecture the images are built for, as wheel tags spell it."""
     arch = platform.machine()
     return {"amd64": "x86_64", "arm64": "aarch64"}.get(arch, arch)
-
-
-def read_list(path: Path) -> list[str]:
-    """The non-comment, non-blank lines of a package or requirements list."""
-    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
-    return [line for line in lines if line]
 
 
 def _check_name(name: str) -> None:

@@ -37,10 +37,14 @@ def _run(command: list[str], what: str, cwd: Path | None = None, env=None, log_t
         raise StateActError(f"{what} failed ({detail})")
 
 
+def read_list(path: Path) -> list[str]:
+    """The non-comment, non-blank lines of a package or requirements list."""
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line]
+
+
 def build_source_wheels(requirements: Path, target: Path, log: Log) -> Path:
     """Wheels for the pinned source-only packages of `requirements`, built once into `target`."""
-    from sandboxes.images.build import read_list
-
     pins = read_list(requirements)
     done = target / ".complete"
     if done.is_file():

@@ -5,5 +5,3 @@ sandbox (to /opt/stateact/toolbox, root-owned) and started there by `base.toolbo
 `python3 -I`; `python3 -m toolbox` works for local testing). The protocol and the
 methods are described in `server.py`.
 """
-
-PROTOCOL_VERSION = 1

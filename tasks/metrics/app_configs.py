@@ -6,6 +6,7 @@ Conventions as elsewhere: a missing result file scores 0.0, a malformed rule rai
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import tarfile
@@ -202,20 +203,21 @@ def is_expected_installed_extensions(result: Any, rules: dict, **_: Any) -> floa
     )
 
 
-# OSWorld's namespaces of the accessibility-tree dump (its "ubuntu" map).
-A11Y_NS = {
-    name: f"https://accessibility.ubuntu.example.org/ns/{path}"
-    for name, path in {
-        "st": "state",
-        "attr": "attributes",
-        "cp": "component",
-        "doc": "document",
-        "docattr": "document/attributes",
-        "txt": "text",
-        "val": "value",
-        "act": "action",
-    }.items()
-}
+DUMP_SCRIPT = Path(__file__).parents[1] / "sandbox_scripts" / "atspi_tree.py"
+A11Y_URL = "https://accessibility.ubuntu.example.org/ns/"
+
+
+def _dump_namespaces() -> dict[str, str]:
+    """OSWorld's namespaces of the accessibility-tree dump (its "ubuntu" map), read from the
+    dump script itself (it runs in the sandbox and cannot be imported here), so the dump and the
+    rules that query it share one map."""
+    for node in ast.parse(DUMP_SCRIPT.read_text()).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "NAMESPACES":
+            return {name: A11Y_URL + path for name, path in ast.literal_eval(node.value).items()}
+    raise RuntimeError(f"{DUMP_SCRIPT} defines no NAMESPACES")
+
+
+A11Y_NS = _dump_namespaces()
 
 
 def accessibility_elements(tree: Any, rule: dict) -> list:

@@ -324,4 +324,3 @@ def fuzzy_place_math(file: str, rules: dict) -> float:
 
 
 # Registered here so importing this module is enough to get every Writer metric.
-from tasks.metrics import document_format, document_layout  # noqa: E402,F401

@@ -176,4 +176,3 @@ def check_left_panel(accessibility_tree: str) -> float:
 
 
 # Registered here so importing this module is enough to get every Impress metric.
-from tasks.metrics import slides_compare  # noqa: E402,F401

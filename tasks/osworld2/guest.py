@@ -34,8 +34,8 @@ from urllib.parse import parse_qs
 
 from harness.kernel.core import StateActError, ToolError
 from sandboxes.base import SANDBOX_HOME, SANDBOX_USER
-from tasks.getters import ATSPI_DUMP, GetterContext, SandboxSource
-from tasks.getters_desktop import get_vm_window_size, terminal_text, wallpaper_path
+from tasks.getters.desktop import get_vm_window_size, terminal_text, wallpaper_path
+from tasks.getters.registry import ATSPI_DUMP, GetterContext, SandboxSource
 from tasks.osworld2.guest_scripts import LIST_DIRECTORY, RUN_PYTHON
 from tasks.setup import AS_THE_USER, SOURCE_DESKTOP, SUDO, SUDO_FUNCTION, SetupRunner
 

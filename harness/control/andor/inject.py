@@ -10,7 +10,7 @@ from pathlib import Path
 from gates.probes import validate_probe
 from harness.kernel.core import ToolError
 
-from .andor_tree import Node, Tree
+from .tree import Node, Tree
 
 
 class Injections:

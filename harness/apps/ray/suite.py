@@ -21,19 +21,17 @@ from harness.kernel.core import StateActError
 from harness.run.config import RunConfig
 from tasks.schema import load_task
 
-from .ray_cluster import (
-    RESOURCE,
+from ..suite import BUNDLED_SUITES, SuiteRun, ensure_suite_fixtures
+from ..suite_task import ModelFactory, TaskExecutor, bare_result, write_bare
+from .cluster import (
     RayCluster,
     RayOptions,
-    ensure_image,
     lost_task,
     node_identity,
     pack_folder,
+    ready_node,
     unpack_folder,
-    use_limiter,
 )
-from .suite import BUNDLED_SUITES, SuiteRun, ensure_suite_fixtures
-from .suite_task import ModelFactory, TaskExecutor, bare_result, write_bare
 
 NODE_LOST = "node_lost"
 
@@ -54,8 +52,7 @@ def run_suite_task(
 ) -> dict:
     """On a node: run one task file in a scratch run folder; its result, folder bytes and node."""
     path = BUNDLED_SUITES / bundled if bundled else Path(task_file)
-    use_limiter(limiter)
-    ensure_image(config, image_archive)
+    ready_node(config, limiter, image_archive)
     ensure_suite_fixtures([path])  # cheap once built; a fresh node builds its bundled fixtures
     with tempfile.TemporaryDirectory(prefix="stateact-ray-") as scratch:
         run_dir = Path(scratch) / "run"
@@ -83,13 +80,7 @@ class RaySuiteRun(SuiteRun):
             self.cluster.close()
 
     def _run_all(self, results: dict[Path, dict]) -> None:
-        ray = self.cluster.ray
-        remote = ray.remote(run_suite_task).options(
-            num_cpus=0,
-            resources={RESOURCE: 1},
-            max_retries=self.options.retries,
-            retry_exceptions=False,
-        )
+        remote = self.cluster.remote(run_suite_task)
         pending = {}
         for path in self.task_paths:
             finished = self.finished_line(path)
@@ -106,17 +97,11 @@ class RaySuiteRun(SuiteRun):
                 self.options.image_archive,
             )
             pending[ref] = path
-        try:
-            while pending:
-                done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
-                for ref in done:
-                    path = pending.pop(ref)
-                    results[path] = self._collect(ref, path)
-        except BaseException:
-            self.stopping.set()
-            self.cluster.cancel(list(pending))
-            raise
-        self.cluster.sweep()
+
+        def collect(ref, path: Path) -> None:
+            results[path] = self._collect(ref, path)
+
+        self.cluster.gather(pending, collect, on_interrupt=self.stopping.set)
 
     def _collect(self, ref, path: Path) -> dict:
         """The task's row from its Ray result; a task lost with its nodes gets a row saying so."""

@@ -14,10 +14,12 @@ import re
 from harness.kernel.core import BudgetExceeded, Finished, StateActError, ToolError
 from harness.kernel.loop import LoopConfig, ToolLoop
 from harness.tools import BashTool, EditorTool, PythonTool
+from sandboxes.toolbox.protocol import FsChanged
+from sandboxes.typed import run
 from subagents import DelegateTool, ReportTool, available_specialists
 
-from .jsonask import prompt
-from .stall import StallDetector, StallRouter, fingerprint, stop_run
+from ..jsonask import prompt
+from ..stall import StallDetector, StallRouter, fingerprint, stop_run
 
 RUN_ENDING = ("cost_limit", "time_limit", "script_exhausted")
 # DelegateTool's result text: "Report from web-1 (3 turns):\n<report>", or, when the specialist
@@ -74,7 +76,6 @@ class ActionRunner:
                 max_wall_s=self.config.loop.max_wall_s,
             ),
             scope=self.context,
-            finish_tool="report",
         )
         end = loop.run(seed_text(instruction, done, node.goal))
         if isinstance(end, BudgetExceeded) and end.status in RUN_ENDING:
@@ -118,7 +119,7 @@ class NodeStallWatch:
 
     def _state_key(self) -> str | None:
         try:
-            changed = self.sandbox.call("fs.changed", since=self.started_at, limit=500)
+            changed = run(self.sandbox, FsChanged(self.started_at, limit=500))
         except (ToolError, StateActError):
             return None
-        return fingerprint([(p["path"], p["mtime"], p["size"]) for p in changed["paths"]])
+        return fingerprint([(p["path"], p["mtime"], p["size"]) for p in changed.paths])

@@ -14,8 +14,8 @@ from urllib.parse import unquote, urlparse
 
 from harness.kernel.core import StateActError
 from tasks.chrome_live import cdp_call
-from tasks.getters import GetterContext, getter, work_path
-from tasks.getters_chrome_live import active_url, live
+from tasks.getters.chrome_live import active_url, live
+from tasks.getters.registry import GetterContext, getter, work_path
 from tasks.html_parse import from_answers, queries
 from tasks.setup import SOURCE_DESKTOP
 

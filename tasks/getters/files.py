@@ -14,7 +14,7 @@ from lxml import etree
 
 from harness.kernel.core import StateActError
 from sandboxes.base import SANDBOX_HOME
-from tasks.getters import GetterContext, RootDirSource, getter, work_path
+from tasks.getters.registry import GetterContext, RootDirSource, getter, work_path
 
 RELS_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
 

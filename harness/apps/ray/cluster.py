@@ -16,6 +16,7 @@ import socket
 import tarfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -177,6 +178,31 @@ class RayCluster:
         except Exception as exc:  # noqa: BLE001 -- cleanup goes on; the next run reaps the rest
             log.warning("could not sweep every node: %s", exc)
 
+    def remote(self, function):
+        """`function` as a Ray task that takes one sandbox slot of a node; a task lost with its
+        node is started again up to `retries` times (an exception of its own is not retried)."""
+        return self.ray.remote(function).options(
+            num_cpus=0,
+            resources={RESOURCE: 1},
+            max_retries=self.options.retries,
+            retry_exceptions=False,
+        )
+
+    def gather(self, pending: dict, collect: Callable, on_interrupt: Callable | None = None):
+        """Wait for the `pending` refs (ref -> key), calling `collect(ref, key)` as each ends; on
+        an interruption cancel the rest (after `on_interrupt()`), then sweep the nodes."""
+        try:
+            while pending:
+                done, _ = self.ray.wait(list(pending), num_returns=1, timeout=0.5)
+                for ref in done:
+                    collect(ref, pending.pop(ref))
+        except BaseException:
+            if on_interrupt is not None:
+                on_interrupt()
+            self.cancel(list(pending))
+            raise
+        self.sweep()
+
     def cancel(self, refs: list) -> None:
         """Cancel running tasks (their sandboxes close as they stop), then force the stragglers."""
         for ref in refs:
@@ -229,6 +255,12 @@ def lost_task(ray, exc: Exception, retries: int) -> tuple[str, str]:
         return "error", f"the task failed on its node: {exc.cause!r}"[:2000]
     reason = f"its Ray node or worker was lost {retries + 1} time(s): {type(exc).__name__}"
     return "node_lost", reason
+
+
+def ready_node(config: RunConfig, limiter, image_archive: str | None) -> None:
+    """On a node, before a task runs: the cluster's request limit and the sandbox image."""
+    use_limiter(limiter)
+    ensure_image(config, image_archive)
 
 
 def use_limiter(limiter) -> None:

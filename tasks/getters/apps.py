@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
 from harness.kernel.core import StateActError
-from tasks.getters import GetterContext, getter, work_path
+from tasks.getters.registry import GetterContext, getter, work_path
 from tasks.setup import SOURCE_DESKTOP
 
 VLC_STATUS_URL = "http://127.0.0.1:8080/requests/status.xml"

@@ -3,9 +3,9 @@
 
 The model is asked only tool-less JSON questions: expand a node, repair a failed one, score an OR
 node's alternatives (the best-scored runs next, not the first listed), check a finished action,
-summarize what an action observed into the candidate table (`andor_memory.py`), update the tree
+summarize what an action observed into the candidate table (`memory.py`), update the tree
 after progress. An action node is carried out by a code worker or the web or GUI specialist
-(`andor_actions.py`) and decided by its probe when it has one, else by a completion check. Action
+(`actions.py`) and decided by its probe when it has one, else by a completion check. Action
 nodes that repeat themselves or change nothing are stalls, answered as in the other modes:
 feedback, then a forced repair of the node's parent, then the end of the run. Failures propagate
 upward: a failed action prunes its unexecuted AND siblings; a failed AND/OR node is repaired
@@ -28,13 +28,15 @@ from harness.kernel.loop import check_run_budgets
 from harness.kernel.records import load_events
 from harness.kernel.resume import _replay_calls
 
-from .andor_actions import ActionRunner, NodeStallWatch
-from .andor_inject import Injections
-from .andor_memory import CandidateTable, parse_observation
-from .andor_parse import parse_check, parse_children, parse_expansion, parse_scores, parse_update
-from .andor_tree import Node, Tree, draw_tree
-from .jsonask import JsonAsker, prompt
-from .memory import with_lessons
+from ..finish import finish_review, open_task_state
+from ..jsonask import JsonAsker, prompt
+from ..memory import with_lessons
+from ..registry import control_mode
+from .actions import ActionRunner, NodeStallWatch
+from .inject import Injections
+from .memory import CandidateTable, parse_observation
+from .parse import parse_check, parse_children, parse_expansion, parse_scores, parse_update
+from .tree import Node, Tree, draw_tree
 
 log = logging.getLogger(__name__)
 
@@ -443,3 +445,14 @@ class AndOrController:
     def _record(self, event: str, **data) -> None:
         if self.record is not None:
             self.record.append(event, agent="planner", **data)
+
+
+@control_mode("andor")
+class AndOrMode:
+    """`--control andor`: the tree of `AndOrController`; `finish` goes through `finish_review`."""
+
+    def run(self, context) -> Finished | BudgetExceeded:
+        task_state = open_task_state(context)
+        review = finish_review(context, task_state)
+        controller = AndOrController(context, review, task_state)
+        return controller.run(resume=context.resume, since_event_index=context.since_event_index)

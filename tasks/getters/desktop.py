@@ -18,7 +18,7 @@ from pptx.exc import PackageNotFoundError
 
 from harness.kernel.core import StateActError
 from sandboxes.base import SANDBOX_HOME
-from tasks.getters import GetterContext, get_accessibility_tree, getter, work_path
+from tasks.getters.registry import GetterContext, get_accessibility_tree, getter, work_path
 from tasks.setup import SOURCE_DESKTOP
 
 GIMP_CONFIG_DIR = f"{SANDBOX_HOME}/.config/GIMP/2.10"

@@ -14,36 +14,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.kernel.records import write_json_atomic
-from harness.run.config import RunConfig
-from tasks.schema import Task
 
-from .batch import BatchItem, run_item
-from .ray_cluster import (
-    RESOURCE,
+from ..batch_item import BatchItem, BatchJob, run_item
+from ..suite_task import bare_result
+from .cluster import (
     RayCluster,
     RayOptions,
-    ensure_image,
     lost_task,
     node_identity,
     pack_folder,
+    ready_node,
     unpack_folder,
-    use_limiter,
 )
-from .suite_task import bare_result
 
 
-def run_batch_item(
-    item: BatchItem,
-    data: bytes,
-    config: RunConfig,
-    check_task: Task | None,
-    factories: tuple,
-    limiter,
-    image_archive: str | None,
-) -> dict:
+def run_batch_item(item: BatchItem, data: bytes, job: BatchJob, limiter, image_archive) -> dict:
     """On a node: run one file in a scratch folder; its row, run folder and output bytes."""
-    use_limiter(limiter)
-    ensure_image(config, image_archive)
+    ready_node(job.config, limiter, image_archive)
     with tempfile.TemporaryDirectory(prefix="stateact-ray-batch-") as scratch:
         folder = Path(scratch)
         (folder / "in").mkdir()
@@ -58,7 +45,7 @@ def run_batch_item(
             folder / "run",
         )
         local.output_host.parent.mkdir()
-        row = run_item(local, config, check_task, False, *factories)
+        row = run_item(local, job.resumed(False))
         output = local.output_host.read_bytes() if local.output_host.is_file() else None
         return {
             "row": row,
@@ -69,46 +56,30 @@ def run_batch_item(
 
 
 def run_items_on_ray(
-    items: list[BatchItem],
-    config: RunConfig,
-    check_task: Task | None,
-    resume: bool,
-    factories: tuple,
-    options: RayOptions,
-    one: Callable[..., dict],
-    parallel: int,
+    items: list[BatchItem], job: BatchJob, options: RayOptions, one: Callable[..., dict]
 ) -> list[dict]:
     """Run the batch's files on the cluster; `one(item, row)` records each row as it comes."""
     rows: dict[str, dict] = {}
     todo = []
     for item in items:
-        if resume and (item.run_dir / "result.json").is_file():  # finished: read back here
-            rows[item.name] = one(item, run_item(item, config, check_task, True, *factories))
+        if job.resume and (item.run_dir / "result.json").is_file():  # finished: read back here
+            rows[item.name] = one(item, run_item(item, job))
         else:
             todo.append(item)
-    options.local_slots = parallel
     cluster = RayCluster(options)
     try:
         if todo:
-            cluster.prepare(config)
-        ray = cluster.ray
-        remote = ray.remote(run_batch_item).options(
-            num_cpus=0, resources={RESOURCE: 1}, max_retries=options.retries
-        )
+            cluster.prepare(job.config)
+        remote = cluster.remote(run_batch_item)
         pending = {}
         for item in todo:
-            args = (config, check_task, factories, cluster.limiter, options.image_archive)
+            args = (job, cluster.limiter, options.image_archive)
             pending[remote.remote(item, item.source.read_bytes(), *args)] = item
-        try:
-            while pending:
-                done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
-                for ref in done:
-                    item = pending.pop(ref)
-                    rows[item.name] = one(item, _collect(ray, ref, item, options))
-        except BaseException:
-            cluster.cancel(list(pending))
-            raise
-        cluster.sweep()
+
+        def collect(ref, item: BatchItem) -> None:
+            rows[item.name] = one(item, _collect(cluster.ray, ref, item, options))
+
+        cluster.gather(pending, collect)
     finally:
         cluster.close()
     return [rows[item.name] for item in items]

@@ -16,8 +16,8 @@ from urllib.parse import parse_qs, urlparse
 from harness.kernel.core import StateActError
 from sandboxes.agent_files import open_sqlite, sqlite_rows
 from tasks.chrome_live import cdp_call, omnibox_text
-from tasks.getters import GetterContext, getter, work_path
-from tasks.getters_chrome import PROFILE_ROOTS, color_scheme_on_disk, dig, preferences
+from tasks.getters.chrome import PROFILE_ROOTS, color_scheme_on_disk, dig, preferences
+from tasks.getters.registry import GetterContext, getter, work_path
 
 DEFAULT_FONT_SIZES = {
     "default_font_size": 16,
@@ -27,7 +27,9 @@ DEFAULT_FONT_SIZES = {
 """Chrome's font sizes when Preferences has no `webkit.webprefs` entry for them."""
 
 
-APPEARANCE_PROBE = (Path(__file__).parent / "sandbox_scripts" / "chrome_appearance.js").read_text()
+APPEARANCE_PROBE = (
+    Path(__file__).parents[1] / "sandbox_scripts" / "chrome_appearance.js"
+).read_text()
 APPEARANCE_MODES = {"light", "dark", "system"}
 
 

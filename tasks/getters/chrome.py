@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.kernel.core import StateActError
 from sandboxes.base import SANDBOX_HOME
-from tasks.getters import GetterContext, getter, work_path
+from tasks.getters.registry import GetterContext, getter, work_path
 
 PROFILE_ROOTS = (f"{SANDBOX_HOME}/.config/google-chrome", f"{SANDBOX_HOME}/.config/chromium")
 NEW_TAB_PAGE = 5

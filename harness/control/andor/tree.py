@@ -18,7 +18,6 @@ from pathlib import Path
 from harness.kernel.records import write_json_atomic
 
 STATUSES = ("pending", "entering", "active", "succeeded", "failed", "pruned")
-KINDS = ("and", "or", "action")
 MARKS = {
     "pending": "[ ]",
     "entering": "[~]",
@@ -95,7 +94,7 @@ class Tree:
         self.run_dir = Path(run_dir) if run_dir else None
         self.steps = 0
         self.memory: dict = {}
-        """The observation summarizer's candidate table (see `andor_memory.py`)."""
+        """The observation summarizer's candidate table (see `memory.py`)."""
 
     def walk(self, node: Node | None = None):
         node = node or self.root

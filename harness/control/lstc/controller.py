@@ -5,11 +5,11 @@ runtime feedback and a status (continue, advance, error, stall, finish). Each st
 tool-less JSON request turns that state into a short commitment: up to three candidate proposals,
 each a subgoal with an ordered list of actions, and the index of the best. The harness executes
 the chosen actions, abstracts each outcome into one evidence line by a model call (Step
-Abstraction, `lstc_abstract.py`), and routes: a new subgoal advances, a failed action is an error
+Abstraction, `abstract.py`), and routes: a new subgoal advances, a failed action is an error
 with its output as feedback, a repeated action or 3 steps changing nothing (no file, no screen,
 no new output) are a stall (its equivalents are suppressed, then a replan is forced, then the run
 ends as `stalled`), and `done` goes to final verification (the finish gate). With `--grounder`,
-GUI actions name what to click and a visual grounder finds it (`lstc_gui.py`). Every
+GUI actions name what to click and a visual grounder finds it (`gui.py`). Every
 `refine_every` steps the long-term state is rewritten shorter (context refinement). Answers are
 parsed strictly, with up to 3 repairs naming the error.
 """
@@ -25,16 +25,20 @@ from harness.kernel.core import BudgetExceeded, Finished, StateActError, ToolErr
 from harness.kernel.loop import check_run_budgets
 from harness.kernel.records import load_events
 from harness.tools import PythonTool
+from sandboxes.toolbox.protocol import BashRun, FsChanged
+from sandboxes.typed import run
 
-from .jsonask import JsonAsker, prompt
-from .lstc_abstract import (
+from ..finish import finish_review, open_task_state
+from ..jsonask import JsonAsker, prompt
+from ..memory import with_lessons
+from ..registry import control_mode
+from .abstract import (
     abstract_step,
     abstraction_request,
     parse_abstraction,
     parse_refinement,
 )
-from .lstc_gui import GUI_TOOLS, Grounder, GuiChannel, grounder_options
-from .memory import with_lessons
+from .gui import GUI_TOOLS, Grounder, GuiChannel, grounder_options
 
 log = logging.getLogger(__name__)
 
@@ -289,7 +293,7 @@ class LstcController:
     def _file_diff(self) -> list[str]:
         """Files changed since the previous action (the state diff the abstraction sees)."""
         try:
-            listed = self.sandbox.call("fs.changed", since=self.started_at, limit=500)["paths"]
+            listed = run(self.sandbox, FsChanged(self.started_at, limit=500)).paths
         except (ToolError, StateActError):
             return []
         now = {p["path"]: (p["mtime"], p["size"]) for p in listed}
@@ -325,16 +329,12 @@ class LstcController:
                 return False, f"{tool} failed: {exc}"
         try:
             if tool == "bash":
-                result = self.sandbox.call(
-                    "bash.run",
-                    command=command,
-                    session=SESSION,
-                    timeout=self.settings.action_timeout_s,
-                )
-                output = result["output"].rstrip("\n")
-                if result.get("timed_out"):
+                request = BashRun(command, self.settings.action_timeout_s, session=SESSION)
+                result = run(self.sandbox, request)
+                output = result.output.rstrip("\n")
+                if result.timed_out:
                     return False, f"{output}\n[timed out]"
-                return result["exit_code"] == 0, f"{output}\n[exit code {result['exit_code']}]"
+                return result.exit_code == 0, f"{output}\n[exit code {result.exit_code}]"
             result = self.python(code=command)
             return result.error is None, result.error if result.error is not None else result.output
         except ToolError as exc:
@@ -384,10 +384,10 @@ class LstcController:
     def _state_key(self) -> str | None:
         """Files changed so far and, with a GUI channel in use, the screen."""
         try:
-            changed = self.sandbox.call("fs.changed", since=self.started_at, limit=500)
+            changed = run(self.sandbox, FsChanged(self.started_at, limit=500))
         except (ToolError, StateActError):
             return None
-        files = [(p["path"], p["mtime"], p["size"]) for p in changed["paths"]]
+        files = [(p["path"], p["mtime"], p["size"]) for p in changed.paths]
         screen = self.gui.last_png if self.gui else None
         return fingerprint([files, fingerprint(screen.hex()) if screen else None])
 
@@ -415,3 +415,14 @@ class LstcController:
     def _record(self, event: str, **data) -> None:
         if self.record is not None:
             self.record.append(event, agent="lstc", **json.loads(json.dumps(data, default=str)))
+
+
+@control_mode("lstc")
+class LstcMode:
+    """`--control lstc`: `LstcController`'s steps; `finish` goes through `finish_review`."""
+
+    def run(self, context) -> Finished | BudgetExceeded:
+        task_state = open_task_state(context)
+        review = finish_review(context, task_state)
+        controller = LstcController(context, review, task_state)
+        return controller.run(resume=context.resume, since_event_index=context.since_event_index)

@@ -263,7 +263,7 @@ def get_rule_relative_time(spec: dict, ctx: GetterContext) -> dict:
 
 
 # Prints the desktop's AT-SPI tree as XML in OSWorld's format (namespaced states and attributes).
-ATSPI_DUMP = (Path(__file__).parent / "sandbox_scripts" / "atspi_tree.py").read_text()
+ATSPI_DUMP = (Path(__file__).parents[1] / "sandbox_scripts" / "atspi_tree.py").read_text()
 
 
 @getter("accessibility_tree")
@@ -276,14 +276,3 @@ def get_accessibility_tree(spec: dict, ctx: GetterContext) -> str:
             f"{result.get('output', '')[-300:]}"
         )
     return result["output"]
-
-
-# Registered at import time through @getter; imported last because they use the helpers above.
-from tasks import (  # noqa: E402, F401
-    getters_apps,
-    getters_chrome,
-    getters_chrome_live,
-    getters_desktop,
-    getters_files,
-    getters_web,
-)
