@@ -308,3 +308,15 @@ def test_suite_and_run_commands_score_the_standin(tmp_path, models):
     assert row["task_id"] == "task_multiphase" and len(row["phase_results"]) == 2
     config = json.loads((out / "runs" / "task_multiphase" / "config.json").read_text())
     assert config["loop"]["max_turns"] == 500
+
+
+def test_host_network_and_best_of_are_refused_before_any_sandbox(tmp_path):
+    from harness.apps.osworld2_run import run_osworld2_task
+    from harness.kernel.core import StateActError
+
+    shared = _config(network=True)
+    with pytest.raises(StateActError, match="--network-mode host"):
+        run_osworld2_task(MULTIPHASE, shared, tmp_path / "host")
+    with pytest.raises(StateActError, match="--best-of"):
+        run_osworld2_task(MULTIPHASE, _config(best_of=2), tmp_path / "best")
+    assert not (tmp_path / "host").exists() and not (tmp_path / "best").exists()

@@ -27,6 +27,7 @@ from harness.run.outcome import TaskOutcome, error_status
 from harness.tools.ask_user import AskUserTool
 from sandboxes import open_sandbox
 from sandboxes.agent_stop import freeze_agent, thaw_agent
+from sandboxes.base import HOST_NETWORK
 from tasks.osworld2.episode import Osworld2Episode
 from tasks.osworld2.revisions import pinned_revisions
 from tasks.osworld2.scoring import PhaseVerdict, result_fields
@@ -61,6 +62,11 @@ def run_osworld2_task(
         raise StateActError("an OSWorld 2.0 task module needs --osworld2 PATH (your checkout).")
     if config.best_of > 1:
         raise StateActError("--best-of does not run OSWorld 2.0 tasks yet; leave it at 1.")
+    if config.sandbox.network and config.sandbox.network_mode == HOST_NETWORK:
+        raise StateActError(
+            "OSWorld 2.0 tasks do not run with --network-mode host: the agent would share the "
+            "loopback the benchmark's guest server listens on; name a Docker network instead."
+        )
     config = config.with_preset()
     if config.model_options.provider is None:
         config.model_options.provider = endpoint_provider(config.model)
