@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 PACKAGES = ("harness", "gates", "subagents", "sandboxes", "tasks")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")

@@ -17,11 +17,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from harness.kernel.core import StateActError
 from harness.run.config import RunConfig
-from tasks.schema import load_task
 
-from ..suite import BUNDLED_SUITES, SuiteRun, ensure_suite_fixtures
+from ..suite import BUNDLED_SUITES, SuiteRun, ensure_suite_fixtures, task_name
 from ..suite_task import ModelFactory, TaskExecutor, bare_result, write_bare
 from .cluster import (
     RayCluster,
@@ -113,19 +111,11 @@ class RaySuiteRun(SuiteRun):
             reply = ray.get(ref)
         except ray.exceptions.RayError as exc:
             status, reason = lost_task(ray, exc, self.options.retries)
-            result = write_bare(run_dir, bare_result(self._task_id(path), status, reason))
+            result = write_bare(run_dir, bare_result(task_name(path), status, reason))
             return self.record(path, run_dir, result, None, node=None)
         unpack_folder(reply.pop("archive"), run_dir)
         result = reply.pop("result")
         return self.record(path, run_dir, result, None, **reply)
-
-    @staticmethod
-    def _task_id(path: Path) -> str:
-        try:
-            return load_task(path).id
-        except StateActError:
-            return path.stem
-
 
 def run_suite_on_ray(
     paths: list[str | Path],
