@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import require_image
 from tests.fakes import FakeOpenAIServer
 
-STANDIN = Path(__file__).parent / "osworld2_standin"
+STANDIN = Path(__file__).parents[2] / "osworld2_standin"
 MULTIPHASE = STANDIN / "tasks" / "task_multiphase.py"
 ASK_USER = STANDIN / "tasks" / "task_ask_user.py"
 
@@ -86,7 +86,7 @@ def test_revisions_are_recorded(tmp_path):
     )
     snapshot = tmp_path / "datasets--xlangai--osworld_v2_tasks" / "snapshots" / ("a" * 40)
     snapshot.mkdir(parents=True)
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[3]
     pinned = pinned_revisions(repo, data)
     assert len(pinned["checkout"]["commit"]) == 40 and pinned["data"]["commit"] == "c0"
     cached = pinned_revisions(tmp_path, snapshot)
