@@ -32,6 +32,10 @@ from tasks.setup import SetupRunner, default_placeholders, sandbox_screen
 
 CDP_PORT = 9222
 """Chrome's DevTools port in OSWorld's guest (the host's controllers connect to it over CDP)."""
+CHROME_PORT = 1337
+"""Where OSWorld's tasks start Chrome's debugging (`--remote-debugging-port=1337`, then a `socat`
+from 9222): once the agent has stopped, the task's socat is ended with the agent's processes (only
+known applications are kept), so the forward reaches Chrome itself there."""
 VLC_PORT = 8080
 """VLC's HTTP interface in OSWorld's guest (its getters read the player's state from it)."""
 OSWORLD2_SCREEN = (1920, 1080)
@@ -87,7 +91,7 @@ class Osworld2Episode:
         )
         self.machine = GuestMachine(runner, self.screen, Path(self._work.name))
         self.server = self._stack.enter_context(GuestServer(self.machine))
-        cdp = self._stack.enter_context(PortForward(sandbox, CDP_PORT))
+        cdp = self._stack.enter_context(PortForward(sandbox, CDP_PORT, (CHROME_PORT,)))
         vlc = self._stack.enter_context(PortForward(sandbox, VLC_PORT))
         self.bridge.start()
         self.info = self.bridge.request(

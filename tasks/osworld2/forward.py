@@ -34,9 +34,11 @@ CHUNK = 1 << 16
 class PortForward:
     """127.0.0.1:`port` on the host relayed to 127.0.0.1:`guest_port` in the sandbox."""
 
-    def __init__(self, sandbox, guest_port: int):
+    def __init__(self, sandbox, guest_port: int, fallback_ports: tuple[int, ...] = ()):
+        """`fallback_ports` are tried in order when nothing listens on `guest_port`."""
         self.sandbox = sandbox
         self.guest_port = guest_port
+        self.fallback_ports = fallback_ports
         self.container = getattr(sandbox, "container", None)
         self.listener: socket.socket | None = None
         self.closed = threading.Event()
@@ -84,7 +86,9 @@ class PortForward:
         """The relay: socat, then `marker` on its standard error once socat has ended (the engine
         keeps an exec's stream open while its input is, so the end is told in the stream)."""
         api = self.container.client.api
-        relay = f"socat - TCP:127.0.0.1:{int(self.guest_port)}; echo {marker} >&2"
+        ports = (self.guest_port, *self.fallback_ports)
+        tries = " || ".join(f"socat - TCP:127.0.0.1:{int(port)}" for port in ports)
+        relay = f"{tries}; echo {marker} >&2"
         try:
             exec_id = api.exec_create(
                 self.container.id,

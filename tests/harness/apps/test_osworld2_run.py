@@ -166,6 +166,12 @@ def test_ask_user_reaches_the_scripted_user_and_failing_judge_is_an_error(tmp_pa
     assert user.completion_requests()[0]["json"]["model"] == "user-sim"
     assert user.completion_requests()[0]["json"]["messages"][-1]["content"] == "Which colour?"
     assert (asked["status"], asked["score"]) == ("completed", 1.0)
+    # the tab the benchmark opened over CDP from the host at setup, and found there at judging
+    checkpoints = asked["phase_results"][0]["checkpoints"]
+    assert [(c["name"], c["score"]) for c in checkpoints] == [
+        ("colour written", 1.0),
+        ("palette open", 1.0),
+    ]
     events = [json.loads(line) for line in (tmp_path / "a" / "trajectory.jsonl").open()]
     assert [e["answer"] for e in events if e["event"] == "ask_user"] == ["Teal, please."]
 
