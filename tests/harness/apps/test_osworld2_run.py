@@ -326,3 +326,29 @@ def test_host_network_and_best_of_are_refused_before_any_sandbox(tmp_path):
     with pytest.raises(StateActError, match="--best-of"):
         run_osworld2_task(MULTIPHASE, _config(best_of=2), tmp_path / "best")
     assert not (tmp_path / "host").exists() and not (tmp_path / "best").exists()
+
+
+@pytest.mark.docker
+@pytest.mark.desktop
+@pytest.mark.slow
+def test_the_screenshot_baseline_may_ask_the_user_too(tmp_path, models):
+    """The paper's baseline (`--control screenshot`) gets ask_user beside its computer tool; it
+    writes nothing, so the stand-in gives the colour checkpoint 0 and the open tab 1."""
+    require_image("desktop")
+    from harness.apps.osworld2_run import run_osworld2_task
+    from harness.models.scripted import ScriptedModel
+
+    look = {"tool_calls": [{"name": "computer", "input": {"action": "screenshot"}}]}
+    ask = {"tool_calls": [{"name": "ask_user", "input": {"question": "Which colour?"}}]}
+    baseline = ScriptedModel([ask, look, look, FINISH])
+    with models([{"text": "Teal, please."}]):
+        result = run_osworld2_task(
+            ASK_USER, _config(control="screenshot"), tmp_path / "baseline", model=baseline
+        )
+    assert (result["status"], result["score"], result["control"]) == (
+        "completed",
+        0.5,
+        "screenshot",
+    )
+    events = [json.loads(line) for line in (tmp_path / "baseline" / "trajectory.jsonl").open()]
+    assert [e["answer"] for e in events if e["event"] == "ask_user"] == ["Teal, please."]
