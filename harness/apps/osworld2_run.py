@@ -13,10 +13,19 @@ bridge process left.
 from __future__ import annotations
 
 import logging
+import time
 import traceback
+from dataclasses import asdict
 from pathlib import Path
 
 from harness.control import controller_for, run_control
+from harness.control.milestones import (
+    MILESTONES_FILE,
+    discard_milestones,
+    last_milestone,
+    load_milestones,
+    snapshot_of,
+)
 from harness.kernel.core import BudgetExceeded, StateActError
 from harness.kernel.loop import RunStats
 from harness.kernel.records import RunRecord, write_json_atomic
@@ -25,16 +34,19 @@ from harness.run.config import RunConfig
 from harness.run.context import RunContext
 from harness.run.outcome import TaskOutcome, error_status
 from harness.tools.ask_user import AskUserTool
-from sandboxes import open_sandbox
+from sandboxes import discard_snapshot, open_sandbox
 from sandboxes.agent_stop import freeze_agent, thaw_agent
 from sandboxes.base import HOST_NETWORK
 from tasks.osworld2.episode import Osworld2Episode
 from tasks.osworld2.revisions import pinned_revisions
 from tasks.osworld2.scoring import PhaseVerdict, result_fields
+from tasks.setup import DESKTOP_ENV
 
 log = logging.getLogger(__name__)
 
 PHASE_RESULTS = "phase_results.json"
+PHASE_KEY = "osworld2_phase"
+"""A milestone's field naming the phase judged last before its snapshot."""
 ENDS_THE_TASK = ("infeasible",)
 """An agent that declares a phase infeasible has given up the task: later phases are not set up."""
 
@@ -54,9 +66,9 @@ def run_osworld2_task(
     on_turn=None,
 ) -> dict:
     """Run the task module `task_file` under `config` (its `osworld2` key set) into `out_dir`;
-    returns result.json's content. There is no resuming inside a task: its machine between phases
-    is not snapshotted, so an interrupted run starts again (a suite's --resume keeps the tasks
-    that have a result)."""
+    returns result.json's content. After each judged phase but the last, the machine is kept as a
+    snapshot (a milestone of the run directory, with the verdicts so far); an `out_dir` that holds
+    one continues with the next phase (`--resume`), its verdicts kept."""
     out_dir = Path(out_dir)
     if config.osworld2 is None:
         raise StateActError("an OSWorld 2.0 task module needs --osworld2 PATH (your checkout).")
@@ -85,7 +97,14 @@ def run_osworld2_task(
     record.append("result", agent="harness", **result)
     record.write_result(result)
     record.close()
+    discard_milestones(out_dir)  # with a result, nothing resumes this run
     return result
+
+
+def phase_checkpoint(run_dir: Path) -> dict | None:
+    """The newest phase checkpoint of an unfinished run whose snapshot still exists, or None."""
+    milestone = last_milestone(run_dir)
+    return milestone if milestone is not None and PHASE_KEY in milestone else None
 
 
 class RecordedUser:
@@ -114,10 +133,16 @@ class PhasedRun:
 
     def execute(self, model, gate_model) -> dict:
         sandbox = episode = None
+        resumed = phase_checkpoint(self.record.dir)
         try:
             controller_for(self.config.control)  # an unknown mode fails before any sandbox opens
             model = model or make_model(self.config.model, self.config.model_options)
-            sandbox = open_sandbox(self.config.sandbox)
+            sandbox = open_sandbox(self.config.sandbox, snapshot_of(resumed))
+            if resumed is not None:
+                # A snapshot keeps files, not programs: the desktop's note that it runs is stale.
+                sandbox.exec(["rm", "-f", DESKTOP_ENV], user="root")
+                self.verdicts = [PhaseVerdict(**v) for v in resumed["verdicts"]]
+                self.record.append("resumed", agent="harness", after_phase=resumed[PHASE_KEY])
             self.outcome.status = "setup"
             episode = Osworld2Episode(self.config.osworld2, self.task_file, self.record.dir)
             info = episode.open(sandbox)
@@ -130,7 +155,7 @@ class PhasedRun:
                 related_apps=info.get("related_apps", []),
                 domain=info.get("domain"),
             )
-            for phase in range(self.phases):
+            for phase in range(len(self.verdicts), self.phases):
                 if not self._phase(episode, sandbox, phase, model, gate_model):
                     break
         except StateActError as exc:
@@ -182,9 +207,31 @@ class PhasedRun:
         if verdict.judge_errors:  # the score is not the agent's: no later phase can fix that
             last = True
         if not last:
+            self._checkpoint(sandbox, phase)
             thaw_agent(sandbox, frozen)
         self.outcome.status = end.status
         return not last
+
+    def _checkpoint(self, sandbox, phase: int) -> None:
+        """Keep the machine after `phase` (the agent still stopped) for a resumed run; only the
+        newest checkpoint is kept. Programs do not survive a snapshot: the next phase's setup and
+        the agent start them again."""
+        milestones = load_milestones(self.record.dir)
+        number = len(milestones) + 1
+        snapshot = sandbox.persist(self.record.dir, f"phase-{phase}")
+        for older in milestones:
+            if not older.get("discarded") and not older.get("superseded"):
+                older["superseded"] = True
+                older["discarded"] = discard_snapshot(snapshot_of(older))
+        milestone = {
+            "number": number,
+            PHASE_KEY: phase,
+            "verdicts": [verdict.model_dump() for verdict in self.verdicts],
+            "snapshot": asdict(snapshot),
+            "time": time.time(),
+        }
+        write_json_atomic(self.record.dir / MILESTONES_FILE, [*milestones, milestone])
+        self.record.append("milestone", agent="harness", **milestone)
 
     def _result(self) -> dict:
         """result.json: the runner's fields, the benchmark's score and every phase's verdict."""

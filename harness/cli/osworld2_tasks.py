@@ -50,7 +50,7 @@ def run_task_module(args, config: RunConfig) -> int:
         )
     if args.resume and (out / "result.json").is_file():  # finished: its result stands
         result = json.loads((out / "result.json").read_text())
-    else:  # an unfinished run starts again: its machine between phases is not kept
+    else:  # an unfinished run goes on after its last judged phase (its snapshot), if it has one
         with TurnProgress(task_file.stem) as progress:
             result = run_osworld2_task(task_file, config, out, model=model, on_turn=progress.update)
     render_trajectory(out)

@@ -197,6 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
         except RouteError as exc:
             status, body = exc.status, {"status": "error", "error": str(exc)}
         except (StateActError, ToolError, OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("guest route %s failed: %s", self.path, exc)
             status, body = HTTPStatus.INTERNAL_SERVER_ERROR, {"status": "error", "error": str(exc)}
         self._send(status, body)
 

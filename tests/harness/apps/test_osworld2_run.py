@@ -352,3 +352,39 @@ def test_the_screenshot_baseline_may_ask_the_user_too(tmp_path, models):
     )
     events = [json.loads(line) for line in (tmp_path / "baseline" / "trajectory.jsonl").open()]
     assert [e["answer"] for e in events if e["event"] == "ask_user"] == ["Teal, please."]
+
+
+@pytest.mark.docker
+@pytest.mark.desktop
+@pytest.mark.slow
+def test_a_run_stopped_after_a_phase_resumes_with_its_verdicts(tmp_path, models):
+    """Killed during phase 1 (no result): the next run starts from the snapshot taken after phase
+    0 was judged, keeps that verdict, sets up and judges phase 1 only, and cleans its snapshot."""
+    require_image("desktop")
+    from harness.apps.osworld2_run import phase_checkpoint, run_osworld2_task
+    from harness.control.milestones import snapshot_of
+    from harness.models.scripted import ScriptedModel
+    from sandboxes import snapshot_exists
+
+    def killed(system, messages, tools):
+        raise KeyboardInterrupt  # as a Ctrl-C or kill between turns: no result.json
+
+    first = ScriptedModel([bash("echo alpha > ~/report.txt"), *LOOK, FINISH, killed])
+    out = tmp_path / "run"
+    with models([{"text": "yes"}]):
+        with pytest.raises(KeyboardInterrupt):
+            run_osworld2_task(MULTIPHASE, _config(), out, model=first)
+    checkpoint = phase_checkpoint(out)
+    assert not (out / "result.json").exists() and checkpoint["osworld2_phase"] == 0
+    assert checkpoint["verdicts"][0]["score"] == 1.0
+    second = ScriptedModel([bash("echo beta >> ~/report.txt"), *LOOK, FINISH])
+    with models([]) as judge:  # phase 1 has no judge checkpoint: nothing is asked again
+        result = run_osworld2_task(MULTIPHASE, _config(), out, model=second)
+    assert judge.completion_requests() == []
+    assert (result["status"], result["score"], result["phases_judged"]) == ("completed", 1.0, 2), (
+        result["error"]
+    )
+    assert [p["phase"] for p in result["phase_results"]] == [0, 1]
+    events = [json.loads(line) for line in (out / "trajectory.jsonl").open()]
+    assert [e["after_phase"] for e in events if e["event"] == "resumed"] == [0]
+    assert not snapshot_exists(snapshot_of(checkpoint))  # discarded with the result
