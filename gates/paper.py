@@ -157,7 +157,6 @@ class PaperGate(Gate):
             agent=label,
             config=LoopConfig(max_turns=self.max_turns),
             scope=self.scope,
-            finish_tool="verdict",
         )
         try:
             end = loop.run(f"<instruction>\n{self.instruction}\n</instruction>")
