@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.apps.osworld2_options import apply_osworld2
 from harness.apps.sandbox_options import apply_sandbox_options
 from harness.apps.seed_options import apply_seed_options
 from harness.control import CONTROLLERS
@@ -48,7 +49,8 @@ class CommonOptions(BaseModel):
     sandbox: str = "docker"
     image: str = "desktop"
     preset: str = "full"
-    max_turns: int = 150
+    max_turns: int | None = None
+    """None: 150, or OSWorld 2.0's 500 with --osworld2."""
     max_cost: float | None = None
     max_time: float | None = None
     price_in: float | None = None
@@ -87,6 +89,11 @@ class RunOptions(CommonOptions):
 
     best_of: int = 1
     memory: str | None = None
+    osworld2: str | None = None
+    osworld2_data: str | None = None
+    osworld2_python: str | None = None
+    judge_model: str | None = None
+    user_model: str | None = None
 
 
 class SuiteOptionsModel(RunOptions):
@@ -228,8 +235,6 @@ def config_from_options(options: CommonOptions) -> RunConfig:
     require_one_of("sandbox backend", options.sandbox, BACKENDS)
     require_one_of("preset", options.preset, PRESETS)
     require_one_of("control mode", options.control, tuple(CONTROLLERS))
-    if options.max_turns < 1:
-        raise StateActError("--max-turns must be at least 1.")
     if options.worker_depth not in (1, 2):
         raise StateActError("--worker-depth must be 1 or 2.")
     best_of = getattr(options, "best_of", 1)
@@ -262,7 +267,7 @@ def config_from_options(options: CommonOptions) -> RunConfig:
     config.sandbox.network = options.network
     config.sandbox.network_mode = options.network_mode
     apply_sandbox_options(options.screen, options.agent_sudo, config)
-    config.loop.max_turns = options.max_turns
+    apply_osworld2(config, options)
     config.loop.max_cost_usd = options.max_cost
     config.loop.max_wall_s = options.max_time
     _set_grounder(config, options)
