@@ -8,6 +8,7 @@ import time
 from harness.models import make_model
 from harness.run.context import RunContext
 
+from . import screen_probes  # noqa: F401  (registers the a11y_match and screen_region kinds)
 from .gate import FinishGate, Gate
 from .paper import PaperGate
 from .verdict import LAYERS, Gap, Verdict

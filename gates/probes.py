@@ -142,6 +142,12 @@ PROBE_EVIDENCE_CHARS = 4000
 """Characters of a probe's evidence (the file's own text, often) the gate model and records get."""
 
 
+def register_probe(kind: str, spec_class: type[ProbeSpec], runner) -> None:
+    """Add a probe kind from another module (`screen_probes.py`): its spec and its runner."""
+    PROBE_KINDS[kind] = spec_class
+    _RUNNERS[spec_class] = runner
+
+
 @dataclass
 class ProbeOutcome:
     verdict: bool | None

@@ -11,6 +11,7 @@ from pathlib import Path
 from harness.control import run_control
 from harness.control.best_of import Rollout, select_rollout, selection_summary
 from harness.control.milestones import discard_milestones
+from harness.control.structagent.judge import judge_choice
 from harness.kernel.core import BudgetExceeded, StateActError
 from harness.kernel.loop import RunStats
 from harness.kernel.records import RunRecord
@@ -72,6 +73,9 @@ class BestOf:
             for i, result in enumerate(self.results, start=1)
         ]
         self.chosen, self.reasons = select_rollout(rollouts)
+        judged = judge_choice(self.context, rollouts, self.sandboxes, self._dir)
+        if judged is not None:  # StructAgent's BBON judge; the fixed ranking is the fallback
+            self.chosen, self.reasons = judged
         self.context.record.append(
             "best_of_selected", agent="harness", selected=self.chosen.index, reasons=self.reasons
         )

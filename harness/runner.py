@@ -161,6 +161,7 @@ class _Run:
             model = model or make_model(config.model, config.model_options)
         milestone = last_milestone(self.record.dir) if self.resume else None
         self.sandbox = open_sandbox(config.sandbox, snapshot_of(milestone))
+        sandbox_ready_at = round(time.time(), 3)  # `bench density` splits start from setup
         self.outcome.status = "setup"
         if milestone is None:
             run_setup(task.config, self.sandbox, task, config.cache_path, before_agent=True)
@@ -170,6 +171,7 @@ class _Run:
             agent="harness",
             started_at=started_at,
             milestone=milestone and milestone["number"],
+            sandbox_ready_at=sandbox_ready_at,
         )
         return RunContext(
             config=config,

@@ -26,6 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model_factory
+from harness.apps.osworld2_run import phase_checkpoint
 from harness.kernel.core import StateActError
 from harness.kernel.records import load_events, safe_run_name, write_json_atomic
 from harness.reports import summary as summaries
@@ -279,7 +280,7 @@ class SuiteRun:
         if finished is not None:
             return finished
         run_dir = self.run_dir_of(key)
-        if run_dir.exists():
+        if run_dir.exists() and phase_checkpoint(run_dir) is None:
             shutil.rmtree(run_dir)  # an interrupted run: start it again from scratch
         path, trial = _split(key)
         outcome = self.executor.execute(path, run_dir)

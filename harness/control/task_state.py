@@ -90,19 +90,22 @@ class TaskState:
 
     @classmethod
     def initialize(
-        cls, instruction: str, model, *, run_dir: Path | None = None, scope=None
+        cls, instruction: str, model, *, run_dir: Path | None = None, scope=None, seen=None
     ) -> TaskState:
         """Ask `model` (one tool-less JSON request) for the requirements; fall back to the
-        instruction. `scope` (a `RunScope`) counts and records the request."""
+        instruction. `scope` (a `RunScope`) counts and records the request; `seen` (with `text`
+        and `images`, StructAgent's initial screenshot and accessibility tree) is shown too."""
         from harness.control.jsonask import JsonAsker, prompt
 
         asker = JsonAsker(model, scope, agent="task-state", main=False)
+        shown = f"\n\n{seen.text}" if seen is not None and seen.text else ""
         try:
             parsed, error = asker.ask(
                 prompt("task_state.md"),
-                f"<instruction>\n{instruction}\n</instruction>",
+                f"<instruction>\n{instruction}\n</instruction>{shown}",
                 parse_requirements,
                 "task_state",
+                images=tuple(seen.images) if seen is not None else (),
             )
         except StateActError as exc:
             parsed, error = None, f"the model call failed: {exc}"
@@ -259,6 +262,12 @@ class TaskState:
             for e in self.evidence[before:]
             if e["before"] != e["after"]
         ]
+
+    def commit(self, rid: str, verdict: bool, evidence: str, source: str) -> None:
+        """A verifier's decision on one requirement (StructAgent's per-subgoal verifier): True
+        verifies it, False invalidates it when it was VERIFIED; listeners hear of new ones."""
+        self._decide(self._get(rid), verdict, evidence, source)
+        self._flush()
 
     def set_value(self, name: str, value: str, source: str) -> None:
         if self.values.get(name) == value:

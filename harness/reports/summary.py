@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+from harness.reports.osworld2_summary import osworld2_summary
+from harness.run.config import MODE_OPTIONS
+
 
 def _mean(values: Iterable[float]) -> float | None:
     values = list(values)
@@ -56,6 +59,7 @@ OPTIONS = (
     "task_state",
     "worker_depth",
     "nested_gate",
+    *MODE_OPTIONS,
 )
 """The switches `RunConfig.options` records with each result: what the seeds' ablations vary."""
 
@@ -125,6 +129,7 @@ def summarize(results: list[dict]) -> dict:
         "by_option": by_option(results),
         "gui": gui_use(results),
         "gate": gate_confusion(results),
+        **osworld2_summary(results),
         "per_task": [
             {
                 "task_id": r.get("task_id"),

@@ -12,6 +12,7 @@ from harness.kernel.context import CompactionConfig
 from harness.kernel.loop import LoopConfig
 from harness.models import ModelConfig
 from sandboxes.base import SandboxConfig
+from tasks.osworld2.bridge import Osworld2Config
 
 GATE_MODES = ("layered", "paper")
 MAX_BEST_OF = 8
@@ -26,6 +27,46 @@ PRESETS: dict[str, dict[str, object]] = {
 }
 """The paper's ablations, each a named set of switches (`section.field` -> value) that
 `RunConfig.with_preset` sets; the code reads the switches, never the preset's name."""
+
+
+def mode_options(config: RunConfig) -> dict:
+    """The control modes' behaviour switches (each seed's ablations), recorded for every run."""
+    andor, lstc, struct = config.andor, config.lstc, config.structagent
+    return {
+        "stall": config.stall.enabled,
+        "andor_grain": andor.grain,
+        "andor_repair": andor.repair,
+        "andor_or": andor.alternatives,
+        "andor_candidates": andor.track_candidates,
+        "lstc_l2s": lstc.l2s,
+        "lstc_s2l": lstc.s2l,
+        "lstc_suppression": lstc.suppression,
+        "lstc_abstraction": lstc.abstraction,
+        "lstc_refinement": lstc.refinement,
+        "lstc_final_verification": lstc.final_verification,
+        "structagent_verifier": struct.verifier,
+        "structagent_memory": struct.memory,
+        "structagent_judge": struct.judge,
+    }
+
+
+MODE_OPTIONS = (
+    "stall",
+    "andor_grain",
+    "andor_repair",
+    "andor_or",
+    "andor_candidates",
+    "lstc_l2s",
+    "lstc_s2l",
+    "lstc_suppression",
+    "lstc_abstraction",
+    "lstc_refinement",
+    "lstc_final_verification",
+    "structagent_verifier",
+    "structagent_memory",
+    "structagent_judge",
+)
+"""The names `mode_options` records (the summary's `by_option` tables read them)."""
 
 FORBID = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 """Every config model: an unknown key is an error, each field's docstring is its description."""
@@ -129,8 +170,18 @@ class AndOrConfig(BaseModel):
     """Ask the model after each succeeded action whether pending nodes should be pruned or
     refined."""
     track_candidates: bool = True
-    """Summarize each action's observations into a candidate table checked against the task's
-    constraints; the root may not finish while fewer candidates than needed meet them."""
+    """Summarize each action's observations into the summarizer's representations (interaction
+    history, progress, notes, constraints, observation, action history, and the candidate table
+    checked against the constraints); the root may not finish while fewer candidates than needed
+    meet them."""
+    grain: Literal["op", "subtask"] = "subtask"
+    """What one action node is: `op`, one browser or GUI operation chosen by one model call (the
+    paper's grain); `subtask`, a whole worker or specialist loop of up to `worker_turns` turns."""
+    repair: bool = True
+    """Repair a failed AND/OR node while its revision budget lasts (off: the Repair ablation)."""
+    alternatives: bool = True
+    """An OR node tries its next alternative when one fails (off: the OR ablation; the first
+    alternative run is the only one)."""
 
 
 class LstcConfig(BaseModel):
@@ -151,8 +202,29 @@ class LstcConfig(BaseModel):
     abstraction: Literal["model", "lines"] = "model"
     """Step Abstraction: `model` (a model call sees the action, its output, the changed files and,
     for a GUI action, the screenshot) or `lines` (the output's first and last lines)."""
-    refine_every: int = Field(10, ge=0)
-    """Steps between context refinements (a model call rewrites the long-term state); 0: never."""
+    refine_min: int = Field(5, ge=1)
+    """Context refinement runs on an evidence-backed advance once this many steps are not yet
+    summarized (the seed: 5)."""
+    refine_max: int = Field(20, ge=1)
+    """... and at the latest after this many unsummarized steps, advance or not (the seed: 20)."""
+    refinement: bool = True
+    """Context refinement on (off: the `w/o refinement` ablation)."""
+    l2s: bool = True
+    """Long-to-Short planning: the planner sees the long-term state, the screen and domain notes
+    and compares candidate proposals (off: it sees the task and the last feedback only)."""
+    s2l: bool = True
+    """Short-to-Long control: a proposed subgoal is adopted only when its step's evidence shows
+    progress (off: adopted before execution and kept whatever happens)."""
+    suppression: bool = True
+    """Refuse repeated equivalent actions before they run, at the seed's thresholds (GUI decision
+    3 planner calls, GUI action-result 5, bash or python action-result 3)."""
+    final_verification: bool = True
+    """With the gate off, `done` goes to Final Verification (history plus first and last
+    screenshots, PASS/FAIL); off: `done` is taken at its word (the `w/o Final Verification` arm)."""
+    planner_screenshot: bool = True
+    """Show the planner the current screenshot when the run has a screen."""
+    screenshot_scale: float = Field(0.5, gt=0, le=1)
+    """Downscaling of the planner's and the final verifier's screenshots."""
     grounder: str | None = None
     """The GUI channel's grounder, an OpenAI-compatible vision model `openai/NAME`; None: no GUI."""
     grounder_base_url: str | None = None
@@ -169,6 +241,32 @@ class ScreenshotConfig(BaseModel):
     size, as Anthropic's reference loop does (its default is 3). 0 keeps every screenshot."""
     gate: bool = False
     """Run the finish gate on `finish` (the paper's baseline has none)."""
+
+
+class StructAgentConfig(BaseModel):
+    """The `structagent` control mode: planner -> actor -> verifier over the unified state."""
+
+    model_config = FORBID
+
+    verifier: Literal["structured", "visual", "off"] = "structured"
+    """Who commits a subgoal: `structured` (stored and verifier-written probes, a model verifier
+    whose claim a determinate probe overrides), `visual` (the model verifier on the screenshot
+    alone, the paper's visual-only verifier), `off` (the actor's report commits its targets: the
+    `w/o verifier` ablation)."""
+    memory: bool = True
+    """Read the lesson store's lessons into the planner's state when `--memory` is given (off:
+    the `w/o memory` ablation)."""
+    judge: bool = True
+    """Under `--best-of`, a judge compares the finished rollouts' final states (off: the fixed
+    ranking, which also decides when the judge cannot)."""
+    judge_model: str | None = None
+    """Model spec of the best-of-N judge; None: the gate's model, else the agents'."""
+    actor_turns: int = Field(20, ge=1)
+    """Model turns the actor may take on one subgoal."""
+    max_subgoals: int = Field(30, ge=1)
+    """Subgoals the planner may issue in one run."""
+    max_done_refusals: int = Field(4, ge=1)
+    """DONE claims refused before the run ends as `done_refused`."""
 
 
 class RunConfig(BaseModel):
@@ -204,6 +302,8 @@ class RunConfig(BaseModel):
     """Settings of the `andor` control mode."""
     lstc: LstcConfig = Field(default_factory=LstcConfig)
     """Settings of the `lstc` control mode."""
+    structagent: StructAgentConfig = Field(default_factory=StructAgentConfig)
+    """Settings of the `structagent` control mode."""
     screenshot: ScreenshotConfig = Field(default_factory=ScreenshotConfig)
     """Settings of the `screenshot` control mode (the baseline)."""
     main_display: bool = False
@@ -218,6 +318,9 @@ class RunConfig(BaseModel):
     """Where `download`/`cloud_file` URLs are looked up (OSWorld's cache naming)."""
     allow_host_paths: bool = False
     """Let task file references name host files outside the task's folder and the cache."""
+    osworld2: Osworld2Config | None = None
+    """OSWorld 2.0: the user's checkout, task data and the judges' and simulated user's models; its
+    task modules run through `harness.apps.osworld2_run` (docs/osworld2.md)."""
     sites: str | None = None
     """The WebArena sites file (`--sites FILE`, docs/webarena.md)."""
     judge_model: str | None = None
@@ -253,6 +356,7 @@ class RunConfig(BaseModel):
             "nested_gate": self.subagents.nested_gate,
             "gate_mode": self.gate.mode,
             "main_display": self.main_display,
+            **mode_options(self),
         }
 
     @model_validator(mode="after")

@@ -35,6 +35,8 @@ class TaskOutcome:
         self.evaluation_note: str | None = None
         self.options: dict = {}
         """The run's ablation switches (`RunConfig.options`)."""
+        self.control_stats: dict = {}
+        """What the control mode counts (the AND/OR tree's metrics, StructAgent's subgoals...)."""
         self.started = time.monotonic()
 
     def fail(self, status: str, error: str) -> None:
@@ -68,4 +70,5 @@ class TaskOutcome:
             "control": self.control,
             "preset": self.preset,
             "options": self.options,
+            "control_stats": self.control_stats,
         }

@@ -33,6 +33,8 @@ class Deployment:
     """Where each site's signed-in storage state is cached (one JSON file per site and account)."""
     judge: Judge | None = None
     """The model judging `fuzzy_match` answers (`--judge-model`); None: those tasks are blocked."""
+    judge_named: bool = False
+    """A dry run was given `--judge-model` (it lists, it builds no model client)."""
 
 
 _active = Deployment()
@@ -75,7 +77,7 @@ def blockers(task: WebArenaTask, network: bool, deployment: Deployment | None = 
             if site in LOGIN_SITES and deployment.sites.account(site) is None:
                 found.append(f"no account to sign in to the WebArena site {site!r} (accounts:)")
     fuzzy = (task.eval.reference_answers or {}).get("fuzzy_match")
-    if isinstance(fuzzy, list) and deployment.judge is None:
+    if isinstance(fuzzy, list) and deployment.judge is None and not deployment.judge_named:
         found.append("its answer is judged by a model (fuzzy_match): give one with --judge-model")
     if not network:
         found.append(

@@ -29,14 +29,15 @@ from harness.kernel.records import load_events
 from harness.kernel.resume import _replay_calls
 
 from ..finish import finish_review, open_task_state
-from ..jsonask import JsonAsker, prompt
+from ..jsonask import JsonAsker
 from ..memory import with_lessons
 from ..registry import control_mode
 from .actions import ActionRunner, NodeStallWatch
 from .inject import Injections
-from .memory import CandidateTable, parse_observation
-from .parse import parse_check, parse_children, parse_expansion, parse_scores, parse_update
-from .tree import Node, Tree, draw_tree
+from .memory import CandidateTable
+from .ops import OpRunner
+from .questions import TreeQuestions
+from .tree import Node, Tree, draw_tree, tree_metrics
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ ENTER, EXIT = "enter", "exit"
 __all__ = ["AndOrController", "Node", "Tree", "draw_tree"]
 
 
-class AndOrController:
+class AndOrController(TreeQuestions):
     """Builds, walks and repairs the tree of one run."""
 
     def __init__(self, context, review, task_state=None):
@@ -66,7 +67,9 @@ class AndOrController:
         self.actions = 0
         self.notes: list[str] = []
         self.injections = Injections(self.run_dir, record)
-        self.runner = ActionRunner(context)
+        self.runner = OpRunner(context) if self.settings.grain == "op" else ActionRunner(context)
+        self.outcome = context.outcome
+        self.or_switches = 0
         self.candidates = CandidateTable(self.tree.memory)
         self.watch = NodeStallWatch(context)
 
@@ -93,7 +96,9 @@ class AndOrController:
                 self.tree.save(phase, node=node.id, status=node.status)
         except (Finished, BudgetExceeded) as end:
             self.tree.save("end", status=end.status)
+            self._report_metrics()
             return end
+        self._report_metrics()
         root = self.tree.root
         if root.status == "succeeded":
             return Finished("completed", root.report)
@@ -151,9 +156,14 @@ class AndOrController:
 
     def _exit(self, node: Node) -> None:
         live = node.live_children()
+        if node.kind == "or" and not self.settings.alternatives:
+            self._no_alternatives(node, live)
         if any(c.status == "pending" for c in live) and (
             node.kind == "and" or not any(c.status == "succeeded" for c in live)
         ):
+            if node.kind == "or" and any(c.status == "failed" for c in live):
+                self.or_switches += 1
+                self._record("andor_or_switch", node=node.id)
             self.stack.append((node.id, EXIT))  # an OR's next alternative, or an injected AND child
             self._push_next(node)
             return
@@ -168,9 +178,25 @@ class AndOrController:
         if node.status == "failed":
             self._failed(node)
 
+    def _no_alternatives(self, node: Node, live: list[Node]) -> None:
+        """`--andor-or off`: once an alternative failed, the OR node tries no other."""
+        if any(c.status == "failed" for c in live):
+            for child in live:
+                if child.status == "pending":
+                    self.tree.prune(child, "pruned: OR alternatives are off (--andor-or off)")
+
+    def _repairable(self, node: Node) -> bool:
+        return self.settings.repair and node.revisions < self.settings.revision_budget
+
+    def _report_metrics(self) -> None:
+        metrics = tree_metrics(self.tree, self.or_switches, self.actions)
+        self._record("andor_metrics", **metrics)
+        if self.outcome is not None:
+            self.outcome.control_stats = {"tree": metrics}
+
     def _failed(self, node: Node) -> None:
         """Repair within the budget, else prune and pass the failure to the parent."""
-        if node.revisions < self.settings.revision_budget and self._repair(node):
+        if self._repairable(node) and self._repair(node):
             node.status = "active"
             self.stack.append((node.id, EXIT))
             self._push_next(node)
@@ -194,7 +220,7 @@ class AndOrController:
                     self._unstack(sibling)
 
     def _failed_root_action(self, root: Node) -> None:
-        if root.revisions < self.settings.revision_budget and self._repair(root):
+        if self._repairable(root) and self._repair(root):
             root.kind, root.status = "and", "active"
             self.stack.append((root.id, EXIT))
             self._push_next(root)
@@ -202,117 +228,6 @@ class AndOrController:
     def _unstack(self, node: Node) -> None:
         ids = {n.id for n in self.tree.walk(node)}
         self.stack = [entry for entry in self.stack if entry[0] not in ids]
-
-    # -- model questions ---------------------------------------------------------------------------
-
-    def _context(self, node: Node, extra: str = "") -> str:
-        tree = "\n".join(draw_tree(self.tree.to_dict()))
-        notes = "\n".join(f"- {n}" for n in self.notes[-8:]) or "(none yet)"
-        table = self.candidates.render()
-        table = f"<candidates>\n{table}\n</candidates>\n\n" if table else ""
-        return (
-            f"<task>\n{self.instruction}\n</task>\n\n<tree>\n{tree}\n</tree>\n\n<progress-notes>\n{notes}\n"
-            f"</progress-notes>\n\n{table}"
-            f'<node id="{node.id}" depth="{self.tree.depth(node)}" '
-            f'max-depth="{self.settings.max_depth}">\n{node.goal}\n</node>{extra}'
-        )
-
-    def _expand(self, node: Node) -> None:
-        self.tree.revisions += 1
-        if self.tree.depth(node) >= self.settings.max_depth:
-            node.kind = "action"
-            return
-        value, error = self.ask.ask(
-            prompt("andor_expand.md"), self._context(node), parse_expansion, f"expand {node.id}"
-        )
-        if value is None:
-            log.info("expansion of %s unusable (%s); running it as one action", node.id, error)
-            node.kind, node.report = "action", f"expansion unusable: {error}"
-            return
-        node.kind = value["type"]
-        if node.kind == "action":
-            node.probe = value.get("probe") or node.probe
-            node.agent = value.get("agent") or node.agent
-        for child in value.get("children", []):
-            self._add_child(node, child)
-
-    @staticmethod
-    def _add_child(node: Node, child: dict) -> None:
-        kind = "action" if child.get("type") == "action" or child.get("agent") else None
-        node.add_child(child["goal"], probe=child.get("probe"), kind=kind, agent=child.get("agent"))
-
-    def _repair(self, node: Node) -> bool:
-        failures = [
-            f"- {c.id} ({c.status}): {c.goal} -> {c.report[:400]}"
-            for c in node.live_children()
-            if c.status == "failed"
-        ]
-        extra = (
-            "\n\n<failure>\n"
-            + ("\n".join(failures) or node.report[:1500] or "(no details)")
-            + "\n</failure>"
-        )
-        value, error = self.ask.ask(
-            prompt("andor_repair.md"),
-            self._context(node, extra),
-            parse_children,
-            f"repair {node.id}",
-        )
-        if not value:
-            node.report = f"repair gave nothing usable: {error}" if error else "the repair gave up"
-            return False
-        for child in node.children:
-            if child.status != "succeeded":
-                child.retired = True
-        for child in value:
-            self._add_child(node, child)
-        node.revisions += 1
-        self.tree.revisions += 1
-        self._record(
-            "andor_repair",
-            node=node.id,
-            revision=node.revisions,
-            children=[c["goal"] for c in value],
-        )
-        return True
-
-    def _completion_check(self, node: Node, evidence: str) -> tuple[bool, str]:
-        extra = (
-            f"\n\n<report>\n{node.report[:3000]}\n</report>\n\n<evidence>\n{evidence}\n</evidence>"
-        )
-        value, error = self.ask.ask(
-            prompt("andor_check.md"), self._context(node, extra), parse_check, f"check {node.id}"
-        )
-        if value is None:
-            return False, f"the completion check gave no usable answer ({error})"
-        return value["done"], value.get("reason", "")
-
-    def _update_tree(self, node: Node) -> None:
-        if not self.settings.tree_updates or not any(
-            n.status == "pending" for n in self.tree.walk()
-        ):
-            return
-        extra = f'\n\n<latest-report node="{node.id}">\n{node.report[:2000]}\n</latest-report>'
-        value, _ = self.ask.ask(
-            prompt("andor_update.md"),
-            self._context(node, extra),
-            parse_update,
-            f"update after {node.id}",
-        )
-        for node_id in (value or {}).get("prune", []):
-            target = self.tree.find(str(node_id))
-            if target is not None and target.status == "pending" and target is not self.tree.root:
-                self.tree.prune(target, "pruned by a tree update: no longer needed")
-                self._unstack(target)
-        for node_id, goal in (value or {}).get("rewrite", {}).items():
-            target = self.tree.find(str(node_id))
-            if (
-                target is not None
-                and target.status == "pending"
-                and isinstance(goal, str)
-                and goal.strip()
-            ):
-                target.goal = goal.strip()
 
     # -- actions and the root
     # -----------------------------------------------------------------------
@@ -325,8 +240,9 @@ class AndOrController:
             )
         done = "\n".join(f"- {n}" for n in self.notes[-8:]) or "(nothing yet)"
         table = self.candidates.render()
-        done += f"\n\nCandidates so far:\n{table}" if table else ""
+        done += f"\n\nWhat the summarizer keeps:\n{table}" if table else ""
         reported, node.report = self.runner.run(node, self.instruction, done)
+        self.candidates.acted(node.id, node.goal, node.report)
         if not reported:
             node.status = "failed"
             self._watch(node)
@@ -345,43 +261,6 @@ class AndOrController:
         self._watch(node)
         if node.status == "succeeded":
             self._update_tree(node)
-
-    def _observe(self, node: Node) -> None:
-        """The observation summarizer: merge what the report saw into the candidate table."""
-        if not self.settings.track_candidates:
-            return
-        table = self.candidates.render() or "(empty)"
-        extra = (
-            f"\n\n<table>\n{table}\n</table>\n\n"
-            f'<latest-report node="{node.id}">\n{node.report[:3000]}\n</latest-report>'
-        )
-        value, error = self.ask.ask(
-            prompt("andor_observe.md"),
-            self._context(node, extra),
-            parse_observation,
-            f"observe {node.id}",
-        )
-        if value is not None:
-            self.candidates.merge(value)
-            self._record("andor_candidates", node=node.id, table=self.tree.memory)
-
-    def _best_alternative(self, node: Node, pending: list[Node]) -> list[Node]:
-        """The OR alternative to run next: the best scored, asked for when more than one is left."""
-        if len(pending) > 1:
-            ids = [c.id for c in pending]
-            listed = "\n".join(f"- {c.id}: {c.goal}" for c in pending)
-            extra = f"\n\n<alternatives>\n{listed}\n</alternatives>"
-            scores, error = self.ask.ask(
-                prompt("andor_score.md"),
-                self._context(node, extra),
-                parse_scores(ids),
-                f"score {node.id}",
-            )
-            for child in pending:
-                child.score = (scores or {}).get(child.id, child.score)
-            self._record("andor_scores", node=node.id, scores=scores, error=error)
-        ranked = sorted(pending, key=lambda c: -1.0 if c.score is None else -c.score)
-        return ranked[:1]
 
     def _watch(self, node: Node) -> None:
         response, detail = self.watch.after_node(node)

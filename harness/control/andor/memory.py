@@ -1,17 +1,22 @@
-"""The `andor` mode's observation summarizer: a table of candidates checked against the task's
-constraints (StructuredAgent's structured memory, its fix for stopping early on "find N items"
+"""The `andor` mode's observation summarizer and the internal representations it keeps
+(StructuredAgent Table 27): the interaction history (each action's observation summary), the task
+progress summary, the notes summary (what every observation so far says that matters to the task),
+the task constraints, the current observation summary, and the action history; plus the seed's
+candidate table checked against the constraints (its fix for stopping early on "find N items"
 tasks).
 
-After each action node reports, one tool-less JSON question merges what the report observed into the
-table: the task's constraints, how many items the task needs, and each candidate with whether it
-meets every constraint. The table is shown in every later planner question and worker seed, and the
-root may not finish while fewer candidates than needed meet the constraints.
+After each action node reports, one tool-less JSON question merges what the report observed into
+these; they are shown in every later planner question and action seed, and the root may not
+finish while fewer candidates than needed meet the constraints.
 """
 
 from __future__ import annotations
 
 MAX_CANDIDATES = 40
 MAX_CONSTRAINTS = 12
+SUMMARY_CHARS = 800
+HISTORY_SHOWN = 6
+"""Interaction- and action-history entries each request shows (all are kept in `tree.json`)."""
 VERDICTS = ("meets", "fails", "unknown")
 
 
@@ -40,10 +45,17 @@ def parse_observation(value) -> dict:
             raise ValueError(f"candidate {n} needs `verdict`: one of {', '.join(VERDICTS)}")
         note = item.get("note") if isinstance(item.get("note"), str) else ""
         checked.append({"name": item["name"].strip(), "verdict": item["verdict"], "note": note})
+    summaries = {}
+    for key in ("observation", "progress", "notes"):
+        text = value.get(key, "")
+        if not isinstance(text, str):
+            raise ValueError(f"`{key}` must be a string")
+        summaries[key] = " ".join(text.split())[:SUMMARY_CHARS]
     return {
         "constraints": [c.strip() for c in constraints if c.strip()][:MAX_CONSTRAINTS],
         "needed": needed,
         "candidates": checked,
+        **summaries,
     }
 
 
@@ -55,9 +67,24 @@ class CandidateTable:
         memory.setdefault("constraints", [])
         memory.setdefault("needed", None)
         memory.setdefault("candidates", [])
+        for key in ("progress", "notes", "observation"):
+            memory.setdefault(key, "")
+        memory.setdefault("history", [])
+        memory.setdefault("actions", [])
 
-    def merge(self, observation: dict) -> None:
-        """Add or update candidates by name; constraints and the count are taken once stated."""
+    def acted(self, node_id: str, goal: str, report: str) -> None:
+        """The action history: one line per executed action node."""
+        first = " ".join(report.split())[:160]
+        self.memory["actions"].append(f"{node_id} {goal[:80]}: {first}")
+
+    def merge(self, observation: dict, node_id: str = "") -> None:
+        """Add or update candidates by name; constraints and the count are taken once stated;
+        the summaries replace the earlier ones and the observation joins the history."""
+        for key in ("progress", "notes", "observation"):
+            if observation.get(key):
+                self.memory[key] = observation[key]
+        if observation.get("observation"):
+            self.memory["history"].append(f"{node_id}: {observation['observation']}")
         if observation["constraints"]:
             self.memory["constraints"] = observation["constraints"]
         if observation["needed"] is not None:
@@ -87,6 +114,21 @@ class CandidateTable:
         )
 
     def render(self) -> str:
+        memory = self.memory
+        lines = [f"task progress: {memory['progress']}"] if memory["progress"] else []
+        lines += [f"notes: {memory['notes']}"] if memory["notes"] else []
+        lines += [f"current observation: {memory['observation']}"] if memory["observation"] else []
+        if memory["history"]:
+            lines += [
+                "interaction history:",
+                *[f"- {h}" for h in memory["history"][-HISTORY_SHOWN:]],
+            ]
+        if memory["actions"]:
+            lines += ["action history:", *[f"- {a}" for a in memory["actions"][-HISTORY_SHOWN:]]]
+        table = self._table()
+        return "\n".join([*lines, *([table] if table else [])])
+
+    def _table(self) -> str:
         if not self.memory["constraints"] and not self.memory["candidates"]:
             return ""
         needed = self.memory["needed"]

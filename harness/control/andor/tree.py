@@ -157,6 +157,22 @@ class Tree:
         return tree
 
 
+def tree_metrics(tree: Tree, or_switches: int, actions: int) -> dict:
+    """What the paper's tree analysis counts: nodes (retired ones included), the deepest node,
+    repairs, OR switches (an OR node moving to its next alternative after one failed), pruned
+    nodes and executed action nodes."""
+    nodes = list(tree.walk())
+    return {
+        "nodes": len(nodes),
+        "depth": max(tree.depth(n) for n in nodes),
+        "repairs": sum(n.revisions for n in nodes),
+        "or_switches": or_switches,
+        "pruned": sum(n.status == "pruned" for n in nodes),
+        "actions": actions,
+        "revisions": tree.revisions,
+    }
+
+
 def draw_tree(data: dict) -> list[str]:
     """An ASCII drawing of a saved tree (`tree.json`'s content), one line per node."""
     lines = [f"AND/OR tree ({data.get('revisions', 0)} revisions, {data.get('steps', 0)} steps):"]

@@ -1,10 +1,6 @@
-"""Step Abstraction and context refinement of the `lstc` mode (LocalLSTC's Short-to-Long Control).
-
-After each action a model call turns what happened (the action, its output, the files it changed
-and, for a GUI action, the screenshot after it) into one evidence line and whether it changed
-anything; every `refine_every` steps another call rewrites the long-term state into a short summary
-so the planning request stays small. An unusable answer falls back to the plain first/last-lines
-line.
+"""The texts and parsers of the `lstc` mode's Step Abstraction and context refinement (the calls
+are in `step.py`): the request showing one action's outcome and file diff, the strict parsers of
+the answers, and the plain first/last-lines evidence line an unusable answer falls back to.
 """
 
 from __future__ import annotations

@@ -1,171 +1,85 @@
-"""The `lstc` control mode (LocalLSTC), tuned for small local models over the OpenAI-compatible API.
+"""The `lstc` control mode (LocalLSTC, §3.2 and Appendix D), tuned for small local models over the
+OpenAI-compatible API. One step of the algorithm:
 
-Long-term control state persists across steps: the active subgoal, evidence aligned with it,
-runtime feedback and a status (continue, advance, error, stall, finish). Each step, one short
-tool-less JSON request turns that state into a short commitment: up to three candidate proposals,
-each a subgoal with an ordered list of actions, and the index of the best. The harness executes
-the chosen actions, abstracts each outcome into one evidence line by a model call (Step
-Abstraction, `abstract.py`), and routes: a new subgoal advances, a failed action is an error
-with its output as feedback, a repeated action or 3 steps changing nothing (no file, no screen,
-no new output) are a stall (its equivalents are suppressed, then a replan is forced, then the run
-ends as `stalled`), and `done` goes to final verification (the finish gate). With `--grounder`,
-GUI actions name what to click and a visual grounder finds it (`gui.py`). Every
-`refine_every` steps the long-term state is rewritten shorter (context refinement). Answers are
-parsed strictly, with up to 3 repairs naming the error.
+1. L2S (§3.2.1): the planner reads the long-term control state C_t = (subgoal g_t, its evidence
+   E_t, feedback f_t), the current screenshot (downscaled) when the run has a screen, and proposes
+   up to 3 candidates (a subgoal and ordered actions), choosing one (`state.py`). Without L2S
+   (`--lstc-without l2s`) it sees the task and the last step only.
+2. Execution boundary (§3.2.2): each action is checked against its repeats before it runs
+   (`suppress.py`, the paper's 3/5/3 thresholds) and runs on its channel: bash, python (software
+   API), the grounded GUI, or WAIT (`channels.py`); `done` and `infeasible` are the runtime's.
+3. S2L (§3.2.3): Step Abstraction turns each outcome into one evidence line, seeing for a GUI
+   action the changed region (50 px margin) and the file diff (`abstract.py`, `region.py`);
+   state assignment routes the step (finish > error > stall > advance > continue): a proposed
+   subgoal is adopted only when its step shows an effect, else the persistent one is kept. Without
+   S2L it is adopted before execution, whatever happens.
+4. Context refinement on an evidence-backed advance once `refine_min` steps are unsummarized, at
+   the latest after `refine_max` (Appendix D.6).
+5. Finish: the finish gate when on; else Final Verification (`verify.py`, Appendix D.7).
+Answers are parsed strictly, with up to 3 repairs naming the error.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass, field
+import re
+from collections import Counter
+from dataclasses import asdict
 
-from harness.control.stall import StallDetector, StallRouter, fingerprint, stop_run
-from harness.kernel.core import BudgetExceeded, Finished, StateActError, ToolError
+from harness.control.stall import StallDetector, StallRouter, StallSignal, fingerprint, stop_run
+from harness.kernel.core import BudgetExceeded, Finished
 from harness.kernel.loop import check_run_budgets
 from harness.kernel.records import load_events
-from harness.tools import PythonTool
-from sandboxes.toolbox.protocol import BashRun, FsChanged
-from sandboxes.typed import run
 
 from ..finish import finish_review, open_task_state
-from ..jsonask import JsonAsker, prompt
+from ..jsonask import PROMPTS, JsonAsker, prompt
 from ..memory import with_lessons
 from ..registry import control_mode
-from .abstract import (
-    abstract_step,
-    abstraction_request,
-    parse_abstraction,
-    parse_refinement,
-)
-from .gui import GUI_TOOLS, Grounder, GuiChannel, grounder_options
+from .abstract import abstract_step
+from .channels import Channels
+from .gui import GUI_TOOLS
+from .region import scaled
+from .state import TOOLS, LongTermState, parse_commitment
+from .step import StepAbstraction
+from .suppress import RepeatGuard
+from .verify import FinalVerification
 
 log = logging.getLogger(__name__)
+APP_NAME = re.compile(r"[a-z0-9_]{1,40}")
 
-STATUSES = ("continue", "advance", "error", "stall", "finish")
-TOOLS = ("bash", "python", "done", "infeasible")
-MAX_CANDIDATES = 3
-SESSION = "lstc"
-
-__all__ = ["LongTermState", "LstcController", "abstract_step", "parse_commitment"]
-
-
-@dataclass
-class LongTermState:
-    """What persists across steps; rendered into every planning request."""
-
-    subgoal: str = ""
-    evidence: list[str] = field(default_factory=list)
-    feedback: str = "Start: choose the first subgoal."
-    status: str = "advance"
-    done_subgoals: list[str] = field(default_factory=list)
-    suppressed: list[str] = field(default_factory=list)
-    """Fingerprints of actions that repeated without progress; proposals repeating them are
-    refused."""
-    suppressed_text: list[str] = field(default_factory=list)
-    steps: int = 0
-    summary: str = ""
-    """The last context refinement's summary of everything before the current subgoal."""
-
-    def render(self, instruction: str, task_state=None) -> str:
-        evidence = "\n".join(f"- {line}" for line in self.evidence) or "- (none yet)"
-        done = "\n".join(f"- {s}" for s in self.done_subgoals[-6:]) or "- (none)"
-        avoid = "\n".join(f"- {s}" for s in self.suppressed_text[-5:])
-        parts = [
-            f"TASK: {instruction}",
-            f"STEP: {self.steps + 1}",
-            f"STATUS: {self.status}",
-            *([f"SUMMARY SO FAR: {self.summary}"] if self.summary else []),
-            f"SUBGOAL: {self.subgoal or '(none yet)'}",
-            f"DONE SUBGOALS:\n{done}",
-            f"EVIDENCE FOR THE SUBGOAL:\n{evidence}",
-            f"FEEDBACK: {self.feedback}",
-        ]
-        if avoid:
-            parts.append(f"DO NOT REPEAT (no effect before):\n{avoid}")
-        if task_state is not None:
-            parts.append(task_state.render())
-        return "\n\n".join(parts)
-
-
-def parse_commitment(value, max_actions: int = 4, tools: tuple[str, ...] = TOOLS) -> dict:
-    """The chosen candidate `{"subgoal", "actions": [{"tool", "input"}]}` of a planner answer."""
-    if not isinstance(value, dict) or not isinstance(value.get("candidates"), list):
-        raise ValueError('expected {"candidates": [...], "best": N}')
-    candidates = value["candidates"]
-    if not 1 <= len(candidates) <= MAX_CANDIDATES:
-        raise ValueError(
-            f"`candidates` must hold 1 to {MAX_CANDIDATES} proposals, not {len(candidates)}"
-        )
-    best = value.get("best", 1)
-    if not isinstance(best, int) or not 1 <= best <= len(candidates):
-        raise ValueError(f"`best` must be a candidate number from 1 to {len(candidates)}")
-    chosen = candidates[best - 1]
-    if (
-        not isinstance(chosen, dict)
-        or not isinstance(chosen.get("subgoal"), str)
-        or not chosen["subgoal"].strip()
-    ):
-        raise ValueError(f"candidate {best} needs a non-empty `subgoal` string")
-    actions = chosen.get("actions")
-    if not isinstance(actions, list) or not 1 <= len(actions) <= max_actions:
-        raise ValueError(f"candidate {best} needs `actions`: a list of 1 to {max_actions} actions")
-    for n, action in enumerate(actions, start=1):
-        if not isinstance(action, dict) or action.get("tool") not in tools:
-            raise ValueError(
-                f"action {n} of candidate {best} needs `tool`: one of {', '.join(tools)}"
-            )
-        if action["tool"] not in ("done", "infeasible") and (
-            not isinstance(action.get("input"), str) or not action["input"].strip()
-        ):
-            raise ValueError(
-                f"action {n} ({action['tool']}) needs `input`: the command, code, element or "
-                "text as a string"
-            )
-    return {"subgoal": chosen["subgoal"].strip(), "actions": actions, "candidates": len(candidates)}
+__all__ = ["LongTermState", "LstcController", "TOOLS", "abstract_step", "parse_commitment"]
 
 
 class LstcController:
     """Runs one task under long/short-term control."""
 
     def __init__(self, context, review, task_state=None):
+        self.context = context
         self.instruction = with_lessons(context)
-        self.sandbox = sandbox = context.sandbox
         self.config = config = context.config
         self.settings = config.lstc
-        self.record = record = context.record
-        self.stats = stats = context.stats
-        self.started_at = context.started_at
+        self.record = context.record
+        self.stats = context.stats
         self.review = review
         self.task_state = task_state
-        self.ask = JsonAsker(
-            context.model, context, agent="lstc", retries=self.settings.repair_retries
-        )
+        retries = self.settings.repair_retries
+        self.ask = JsonAsker(context.model, context, agent="lstc", retries=retries)
         self.state = LongTermState()
-        self.python = PythonTool(sandbox, timeout_s=self.settings.action_timeout_s)
+        self.channels = Channels(context)
+        self.tools = TOOLS + self.channels.gui_tools
+        self.guard = RepeatGuard(self.channels.gui_tools)
+        self.abstraction = StepAbstraction(context, self.channels.gui is not None)
+        self.verification = FinalVerification(context, retries)
         stall = config.stall.model_copy(update={"no_progress_turns": self.settings.no_change_steps})
-        self.detector = StallDetector(stall)
-        self.abstractor = JsonAsker(
-            context.model,
-            context,
-            agent="lstc-abstract",
-            retries=self.settings.repair_retries,
-            main=False,
-        )
-        self.gui = None
-        self.tools = TOOLS
-        if self.settings.grounder:
-            options = grounder_options(
-                self.settings.grounder, config.model_options, self.settings.grounder_base_url
-            )
-            grounder = Grounder(
-                self.settings.grounder, options, stats, self.settings.grounder_coordinates
-            )
-            self.gui = GuiChannel(sandbox, tuple(config.sandbox.display_size), grounder, stats)
-            self.tools = TOOLS + GUI_TOOLS
-        self.changed: dict[str, tuple] = {}
-        self.router = StallRouter(record, ("feedback", "replan", "stop"), agent="lstc")
-        self.done_refused = False
+        self.detector = StallDetector(stall) if config.stall.enabled else None
+        self.router = StallRouter(self.record, ("feedback", "replan", "stop"), agent="lstc")
+        self.first_screen: bytes | None = None
+        self.seen_outputs: set[str] = set()
+        self.advanced = False
+        self.domain_notes = domain_notes(getattr(context.task, "related_apps", []))
+        self.counts = Counter()
+        """Steps, advances, kept subgoals, suppressed actions, refinements, verifications."""
 
     def run(
         self, resume: bool = False, since_event_index: int | None = None
@@ -178,57 +92,60 @@ class LstcController:
                 self._step()
         except (Finished, BudgetExceeded) as end:
             self._record("lstc_end", status=end.status, message=end.message)
+            if self.context.outcome is not None:
+                self.context.outcome.control_stats = {"lstc": dict(self.counts)}
             return end
 
     def _step(self) -> None:
-        user = self.state.render(self.instruction, self.task_state)
-        system = prompt("lstc_plan.md") + (prompt("lstc_gui.md") if self.gui else "")
-        commitment, error = self.ask.ask(
-            system,
-            user,
-            lambda v: parse_commitment(v, self.settings.max_actions_per_step, self.tools),
-            "commit",
-        )
+        commitment, error = self._plan()
         self.state.steps += 1
+        self.counts["steps"] += 1
+        self.state.unsummarized += 1
         if commitment is None:
-            self.state.status, self.state.feedback = (
-                "error",
-                f"Your last answer was unusable ({error}). Answer with the JSON object only.",
+            self.state.status = "error"
+            self.state.feedback = (
+                f"Your last answer was unusable ({error}). Answer with the JSON object only."
             )
             self._record("lstc_step", commitment=None, error=error, state=asdict(self.state))
             return
-        self._route_subgoal(commitment["subgoal"])
+        proposed = commitment["subgoal"]
+        if not self.settings.s2l:  # w/o S2L: adopted before execution, kept whatever happens
+            self._adopt(proposed, [])
+            self.guard.clear()
+        self.guard.plan(commitment["actions"])
         results = []
         for action in commitment["actions"]:
             outcome = self._act(action)
             results.append(outcome)
             if outcome["route"] != "continue":
                 break
-        else:
-            if self.state.status in ("error", "stall"):
-                self.state.status = "continue"
-            self.state.feedback = "The actions ran. Continue, verify, or start the next subgoal."
-        signal = self.detector.observe_turn(self._state_key())
-        if signal and self.state.status != "stall":
-            self._stalled(signal)
-        elif not signal and self.detector.sustained_progress():
-            self.router.calm("files changed over several steps in a row")
+        self._assign(proposed, results)
+        self._watch_turn()
         self._record("lstc_step", commitment=commitment, results=results, state=asdict(self.state))
-        every = self.settings.refine_every
-        if every and self.state.steps % every == 0:
-            self._refine()
+        self._maybe_refine()
 
-    def _route_subgoal(self, subgoal: str) -> None:
-        if subgoal.lower() in ("continue", self.state.subgoal.lower()) and self.state.subgoal:
-            self.state.status = "continue"
-            return
-        if (
-            self.state.subgoal
-        ):  # advance: the finished subgoal's evidence is summarized into one line
-            last = self.state.evidence[-1] if self.state.evidence else "no evidence"
-            self.state.done_subgoals.append(f"{self.state.subgoal} ({last[:120]})")
-        self.state.subgoal, self.state.evidence, self.state.status = subgoal, [], "advance"
-        self.detector.progressed()
+    def _plan(self) -> tuple[dict | None, str | None]:
+        """L2S: the commitment from the long-term state (and the screen), or the short request."""
+        l2s = self.settings.l2s
+        if l2s:
+            user = self.state.render(self.instruction, self.task_state) + self.domain_notes
+            system = prompt("lstc_plan.md")
+        else:
+            user, system = self.state.render_short(self.instruction), prompt("lstc_plan_short.md")
+        system += prompt("lstc_gui.md") if self.channels.gui else ""
+        images = ()
+        if l2s and self.settings.planner_screenshot and self.channels.gui is not None:
+            screen = self.channels.screen()
+            if self.first_screen is None:
+                self.first_screen = screen
+            images = (scaled(screen, self.settings.screenshot_scale),) if screen else ()
+        return self.ask.ask(
+            system,
+            user,
+            lambda v: parse_commitment(v, self.settings.max_actions_per_step, self.tools),
+            "commit",
+            images=images,
+        )
 
     def _act(self, action: dict) -> dict:
         tool, command = action["tool"], str(action.get("input") or "")
@@ -236,83 +153,108 @@ class LstcController:
             raise Finished("infeasible", command or "the model judged the task infeasible")
         if tool == "done":
             return self._finish(command)
-        key = fingerprint({"name": tool, "input": command})
-        if key in self.state.suppressed:
-            self.state.status = "stall"
-            self.state.feedback = (
-                f"Refused: `{command[:80]}` repeated before without any effect. Choose a "
-                "different action."
-            )
-            return {"tool": tool, "input": command, "route": "stall", "refused": True}
+        shown = {"tool": tool, "input": command}
+        refusal = self.guard.refuse(tool, command, self.channels.state_key())
+        if self.settings.suppression and refusal:
+            self._suppressed(tool, command, refusal)
+            return {**shown, "route": "stall", "refused": True}
         self.stats.tool_uses += 1
-        ok, output = self._execute(tool, command)
-        diff = self._file_diff()
-        screen = self.gui.last_png if self.gui and tool in GUI_TOOLS and ok else None
-        self._record("lstc_action", tool=tool, input=command, ok=ok, output=output[:4000])
-        evidence = self._abstract(tool, command, ok, output, diff, screen)
-        self.state.evidence = [*self.state.evidence, evidence][-self.settings.evidence_items :]
-        # a GUI action's observation is the screen it left, so clicking without effect repeats
-        seen = output + (f"\n[screen {fingerprint(screen.hex())}]" if screen else "")
-        signal = self.detector.observe_action({"name": tool, "input": command}, seen)
-        if signal:
-            self._stalled(signal)
-            return {"tool": tool, "input": command, "route": "stall", "ok": ok}
-        if not ok:
+        outcome = self.channels.act(tool, command)
+        self._record(
+            "lstc_action", tool=tool, input=command, ok=outcome.ok, output=outcome.output[:4000]
+        )
+        self.guard.ran(tool, command, outcome.output, self.channels.state_key())
+        new_output = outcome.output not in self.seen_outputs
+        self.seen_outputs.add(outcome.output)
+        evidence, changed = self.abstraction.abstract(self.state.subgoal, tool, command, outcome)
+        if changed is None:  # no model judgement: a file, the screen or new output is an effect
+            screen_changed = outcome.after is not None and outcome.after != outcome.before
+            changed = outcome.ok and bool(outcome.diff or screen_changed or new_output)
+        self.state.recent = [*self.state.recent, evidence][-4:]
+        result = {**shown, "ok": outcome.ok, "changed": changed, "evidence": evidence}
+        if self.detector is not None:
+            screen = f"\n[screen {fingerprint(outcome.after.hex())}]" if outcome.after else ""
+            seen = outcome.output + screen
+            signal = self.detector.observe_action({"name": tool, "input": command}, seen)
+            if signal:
+                self._stalled(signal)
+                return {**result, "route": "stall"}
+        if not outcome.ok:
             self.state.status = "error"
             self.state.feedback = (
-                f"`{command[:80]}` failed: {output[-600:]}. Repair it or take another approach."
+                f"`{command[:80]}` failed: {outcome.output[-600:]}. Repair it or take another "
+                "approach."
             )
-            return {"tool": tool, "input": command, "route": "error", "ok": False}
-        return {"tool": tool, "input": command, "route": "continue", "ok": True}
+            return {**result, "route": "error"}
+        return {**result, "route": "continue"}
 
-    def _abstract(self, tool, command, ok, output, diff, screen) -> str:
-        """Step Abstraction: an evidence line by a model call, else the output's first/last."""
-        fallback = abstract_step(tool, command, ok, output)
-        if self.settings.abstraction != "model":
-            return fallback
-        request = abstraction_request(self.state.subgoal, tool, command, ok, output, diff)
-        try:
-            value, _ = self.abstractor.ask(
-                prompt("lstc_abstract.md"),
-                request,
-                parse_abstraction,
-                f"abstract step {self.state.steps}",
-                images=(screen,) if screen else (),
+    def _assign(self, proposed: str, results: list[dict]) -> None:
+        """S2L state assignment: finish > error > stall > advance > continue."""
+        evidence = [r["evidence"] for r in results if r.get("evidence")]
+        self.state.recent = evidence[-4:] or self.state.recent
+        routes = {r["route"] for r in results}
+        new = proposed.lower() not in ("continue", self.state.subgoal.lower())
+        progressed = any(r.get("changed") for r in results)
+        if not self.settings.s2l or "error" in routes or "stall" in routes:
+            self._append_evidence(evidence)
+            return
+        if new and progressed:  # advance: the step's evidence supports the proposed subgoal
+            self.counts["advances"] += 1
+            self._adopt(proposed, evidence)
+            self.guard.clear(keep=[(r["tool"], r["input"]) for r in results])
+            self.state.feedback = "The new subgoal is adopted. Continue it or verify it."
+            return
+        self._append_evidence(evidence)
+        self.state.status = "continue"
+        if new:
+            self.counts["subgoal_kept"] += 1
+            self.state.feedback = (
+                f"The proposed subgoal {proposed[:120]!r} was not adopted: its step showed no "
+                f"effect. The subgoal is still {self.state.subgoal or '(none)'!r}."
             )
-        except StateActError as exc:
-            if not screen:
-                raise
-            # a text-only model refuses the screenshot: the step is abstracted from its output
-            self._record("lstc_abstract_error", error=str(exc)[:500])
-            return fallback
-        if value is None:
-            return fallback
-        effect = "" if value["changed"] else " (no effect)"
-        return f"{tool} `{' '.join(command.split())[:60]}` -> {value['evidence']}{effect}"
+        else:
+            self.state.feedback = "The actions ran. Continue, verify, or start the next subgoal."
 
-    def _file_diff(self) -> list[str]:
-        """Files changed since the previous action (the state diff the abstraction sees)."""
-        try:
-            listed = run(self.sandbox, FsChanged(self.started_at, limit=500)).paths
-        except (ToolError, StateActError):
-            return []
-        now = {p["path"]: (p["mtime"], p["size"]) for p in listed}
-        diff = [
-            f"{path} ({size} bytes)"
-            for path, (mtime, size) in now.items()
-            if self.changed.get(path) != (mtime, size)
-        ]
-        self.changed = now
-        return diff
+    def _adopt(self, subgoal: str, evidence: list[str]) -> None:
+        if subgoal.lower() in ("continue", self.state.subgoal.lower()) and self.state.subgoal:
+            self.state.status = "continue"
+            return
+        if self.state.subgoal:  # the finished subgoal's evidence is summarized into one line
+            last = self.state.evidence[-1] if self.state.evidence else "no evidence"
+            self.state.done_subgoals.append(f"{self.state.subgoal} ({last[:120]})")
+        self.state.subgoal, self.state.status = subgoal, "advance"
+        self.state.evidence = evidence[-self.settings.evidence_items :]
+        self.advanced = True
+        if self.detector is not None:
+            self.detector.progressed()
+
+    def _append_evidence(self, evidence: list[str]) -> None:
+        self.state.evidence = [*self.state.evidence, *evidence][-self.settings.evidence_items :]
+
+    def _watch_turn(self) -> None:
+        if self.detector is None:
+            return
+        signal = self.detector.observe_turn(self.channels.state_key())
+        if signal and self.state.status != "stall":
+            self._stalled(signal)
+        elif not signal and self.detector.sustained_progress():
+            self.router.calm("files changed over several steps in a row")
+
+    def _maybe_refine(self) -> None:
+        """Context refinement on an evidence-backed advance (min steps) or at the max interval."""
+        advanced, self.advanced = self.advanced, False
+        if not self.settings.refinement:
+            return
+        pending = self.state.unsummarized
+        if (
+            advanced and pending >= self.settings.refine_min
+        ) or pending >= self.settings.refine_max:
+            self._refine()
 
     def _refine(self) -> None:
-        """Context refinement: the long-term state rewritten as a summary plus current evidence."""
-        value, error = self.ask.ask(
-            prompt("lstc_refine.md"),
-            self.state.render(self.instruction),
-            parse_refinement,
-            "refine",
-        )
+        value, error = self.abstraction.refine(self.state.render(self.instruction))
+        self.state.unsummarized = 0
+        self.counts["refinements"] += 1
         if value is None:
             self._record("lstc_refine", error=error)
             return
@@ -321,24 +263,20 @@ class LstcController:
         self.state.done_subgoals = self.state.done_subgoals[-2:]
         self._record("lstc_refine", summary=value["summary"], evidence=value["evidence"])
 
-    def _execute(self, tool: str, command: str) -> tuple[bool, str]:
-        if tool in GUI_TOOLS:
-            try:
-                return True, self.gui.act(tool, command)
-            except (ToolError, StateActError) as exc:
-                return False, f"{tool} failed: {exc}"
-        try:
-            if tool == "bash":
-                request = BashRun(command, self.settings.action_timeout_s, session=SESSION)
-                result = run(self.sandbox, request)
-                output = result.output.rstrip("\n")
-                if result.timed_out:
-                    return False, f"{output}\n[timed out]"
-                return result.exit_code == 0, f"{output}\n[exit code {result.exit_code}]"
-            result = self.python(code=command)
-            return result.error is None, result.error if result.error is not None else result.output
-        except ToolError as exc:
-            return False, str(exc)
+    def _suppressed(self, tool: str, command: str, refusal: str) -> None:
+        self.state.status = "stall"
+        text = f"`{' '.join(command.split())[:80]}` ({tool}): {refusal}"
+        if text not in self.state.suppressed_text:
+            self.state.suppressed_text.append(text[:160])
+        self.state.feedback = (
+            f"Refused before it ran: {text}, and nothing changed since. Choose a different action."
+        )
+        self._record("lstc_suppressed", tool=tool, input=command, reason=refusal)
+        self.counts["suppressed"] += 1
+        if self.detector is not None:
+            signal = StallSignal("suppressed", 1, f"{text}; the state has not changed since")
+            if self.router.route(signal) == "stop":
+                raise stop_run(signal)
 
     def _stalled(self, signal) -> None:
         response = self.router.route(signal)
@@ -361,35 +299,30 @@ class LstcController:
 
     def _finish(self, summary: str) -> dict:
         self.state.status = "finish"
-        if self.review is not None:
-            rejection = self.review(
-                summary or self.state.subgoal
-            )  # raises Finished when rounds run out
-            if rejection is None:
+        if self.review is not None:  # the gate (raises at its last round), or the leaf guard alone
+            rejection = self.review(summary or self.state.subgoal)
+            if rejection is not None:
+                return self._rejected(f"Final verification failed. {rejection}")
+            if self.config.gate.enabled:
                 raise Finished("completed", summary)
-            self.state.status, self.state.feedback = (
-                "error",
-                f"Final verification failed. {rejection}",
-            )
-            return {"tool": "done", "route": "error", "accepted": False}
-        if not self.done_refused:  # without a gate, one verification step must come before the end
-            self.done_refused = True
-            self.state.status = "error"
-            self.state.feedback = (
-                "Before finishing, read the result back once with a command that shows it is right."
-            )
-            return {"tool": "done", "route": "error", "accepted": False}
-        raise Finished("completed", summary)
+        if not self.settings.final_verification:  # w/o Final Verification: DONE is taken
+            raise Finished("completed", summary)
+        latest = self.channels.screen()
+        screens = tuple(
+            scaled(png, self.settings.screenshot_scale)
+            for png in (self.first_screen, latest)
+            if png is not None
+        )
+        passed, missing = self.verification.check(self.instruction, self.state, summary, screens)
+        self._record("lstc_final_verification", passed=passed, missing=missing)
+        self.counts["final_verifications"] += 1
+        if passed:
+            raise Finished("completed", summary)
+        return self._rejected(f"Final Verification: FAIL. Not yet shown: {missing}")
 
-    def _state_key(self) -> str | None:
-        """Files changed so far and, with a GUI channel in use, the screen."""
-        try:
-            changed = run(self.sandbox, FsChanged(self.started_at, limit=500))
-        except (ToolError, StateActError):
-            return None
-        files = [(p["path"], p["mtime"], p["size"]) for p in changed.paths]
-        screen = self.gui.last_png if self.gui else None
-        return fingerprint([files, fingerprint(screen.hex()) if screen else None])
+    def _rejected(self, feedback: str) -> dict:
+        self.state.status, self.state.feedback = "stall", feedback
+        return {"tool": "done", "route": "stall", "accepted": False}
 
     def _check_budgets(self) -> None:
         loop = self.config.loop
@@ -408,13 +341,23 @@ class LstcController:
         for index, event in enumerate(events):
             # GUI actions are not replayed: a point on an old screen may mean something else now
             if event["event"] == "lstc_action" and index > since and event["tool"] not in GUI_TOOLS:
-                self._execute(event["tool"], event["input"])
+                self.channels.execute(event["tool"], event["input"])
                 replayed += 1
         self._record("resumed", replayed_calls=replayed, since_event_index=since)
 
     def _record(self, event: str, **data) -> None:
         if self.record is not None:
             self.record.append(event, agent="lstc", **json.loads(json.dumps(data, default=str)))
+
+
+def domain_notes(apps: list[str]) -> str:
+    """The planner's domain notes (L2S's "domain skills"): one short file per application the task
+    names in `related_apps` (`harness/prompts/lstc_domains/`); "" when none is known."""
+    names = [
+        app for app in dict.fromkeys(apps) if (PROMPTS / "lstc_domains" / f"{app}.md").is_file()
+    ]
+    notes = [prompt(f"lstc_domains/{app}.md").strip() for app in names]
+    return "\n\nDOMAIN NOTES:\n" + "\n".join(notes) if notes else ""
 
 
 @control_mode("lstc")

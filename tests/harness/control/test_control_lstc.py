@@ -59,10 +59,9 @@ def test_lstc_detects_a_repeated_action_and_reaches_a_verified_finish(tmp_path, 
     ]
     responses = [
         {"text": json.dumps(requirements)},  # the task state's requirements
-        commit("Find where the report goes", LOOK, extra=2),
-        commit("continue", LOOK),
-        commit("continue", LOOK),  # the third identical look with the same output: a stall
-        commit("continue", LOOK),  # proposed again: refused, not run
+        commit("Find where the report goes", LOOK, extra=2),  # new output: the subgoal advances
+        commit("Check the folder again", LOOK),  # same output, no effect: the subgoal is kept
+        commit("continue", LOOK),  # a third identical look: refused before it runs
         {"text": "Sure! Here is my plan: {candidates: oops"},  # malformed: one repair retry follows
         commit("Write the report", write),
         commit("Finish", [{"tool": "done", "input": "report written and read back"}]),
@@ -81,25 +80,29 @@ def test_lstc_detects_a_repeated_action_and_reaches_a_verified_finish(tmp_path, 
         sent = prompts(server)
         requests = server.completion_requests()
     assert result["status"] == "completed" and result["gate_passed"] is True, result
-    assert result["control"] == "lstc" and len(requests) == len(
-        responses
-    )  # the retry got the 7th answer
+    assert result["control"] == "lstc" and len(requests) == len(responses)
     assert "tools" not in requests[1]["json"]  # planning requests are tool-less JSON requests
     events = [
         json.loads(line)
         for line in (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines()
     ]
     stalls = [e for e in events if e["event"] == "stall"]
-    assert [(s["kind"], s["response"]) for s in stalls] == [("repeat", "feedback")]
+    assert [(s["kind"], s["response"]) for s in stalls] == [("suppressed", "feedback")]
     steps = [e for e in events if e["event"] == "lstc_step"]
-    assert [s["state"]["status"] for s in steps[:4]] == ["advance", "continue", "stall", "stall"]
-    assert steps[3]["results"][0]["refused"] is True
-    assert sum(e["event"] == "lstc_action" and e["input"] == "ls /home/user" for e in events) == 3
-    assert "DO NOT REPEAT" in sent[4] and "No progress" in sent[4]
-    assert "could not be used" in sent[6]  # the repair retry names the parse error
+    assert [s["state"]["status"] for s in steps[:3]] == ["advance", "continue", "stall"]
+    # S2L: the step proposing a new subgoal changed nothing, so the persistent one stays
+    assert [s["state"]["subgoal"] for s in steps[:3]] == ["Find where the report goes"] * 3
+    assert "was not adopted" in sent[3]
+    assert steps[2]["results"][0]["refused"] is True
+    assert sum(e["event"] == "lstc_action" and e["input"] == "ls /home/user" for e in events) == 2
+    assert [e["reason"] for e in events if e["event"] == "lstc_suppressed"] == [
+        "it already ran 2 times in a row with the same result"
+    ]
+    assert "DO NOT REPEAT" in sent[4] and "Refused before it ran" in sent[4]
+    assert "could not be used" in sent[5]  # the repair retry names the parse error
     assert (
-        "SUBGOAL: Write the report" in sent[7]
-        and "cat /home/user/report.txt` -> ok: done" in sent[7]
+        "SUBGOAL: Write the report" in sent[6]
+        and "cat /home/user/report.txt` -> ok: done" in sent[6]
     )
     state = [
         json.loads(line) for line in (tmp_path / "run" / "state.jsonl").read_text().splitlines()
@@ -155,15 +158,17 @@ def test_step_abstraction_by_the_model_and_context_refinement(tmp_path, local_sa
                 {"summary": "report.txt written, read back", "evidence": ["holds done"]}
             )
         },
-        commit("Finish", [{"tool": "done", "input": "written"}]),  # refused once without a gate
+        commit("Finish", [{"tool": "done", "input": "written"}]),  # no gate: Final Verification
+        {"text": json.dumps({"verdict": "FAIL", "missing": "the report is not read back"})},
         commit("Finish", [{"tool": "done", "input": "written and read back"}]),
+        {"text": json.dumps({"verdict": "PASS", "missing": ""})},
     ]
     with FakeOpenAIServer(responses) as server:
         config = RunConfig(model="openai/qwen3-9b", control="lstc")
         config.model_options.base_url, config.model_options.api_key = server.base_url, "test-key"
         config.sandbox.backend = "local"
         config.gate.enabled = False
-        config.lstc.refine_every = 2
+        config.lstc.refine_max = 2
         task = Task.model_validate(
             {
                 "id": "lstc-abstract",
@@ -182,6 +187,8 @@ def test_step_abstraction_by_the_model_and_context_refinement(tmp_path, local_sa
     assert "bash `cat /home/user/report.txt` -> ok: done" in sent[7]  # the fallback, refined
     assert "SUMMARY SO FAR: report.txt written, read back" in sent[8] and "- holds done" in sent[8]
     assert "wrote report.txt holding done" not in sent[8]  # the refinement replaced the evidence
+    assert "CLAIM: written" in sent[9] and "SUMMARY: report.txt written, read back" in sent[9]
+    assert "Final Verification: FAIL. Not yet shown: the report is not read back" in sent[10]
 
 
 def test_lstc_is_told_the_lessons_and_its_done_waits_for_the_leaf_probes(tmp_path, local_sandbox):

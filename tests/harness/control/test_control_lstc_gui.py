@@ -62,6 +62,10 @@ def evidence(line: str, changed: bool = True) -> dict:
     return {"text": json.dumps({"evidence": line, "changed": changed})}
 
 
+def verdict(word: str, missing: str = "") -> dict:
+    return {"text": json.dumps({"verdict": word, "missing": missing})}
+
+
 def test_an_lstc_gui_step_is_grounded_from_the_screenshot_and_clicks(tmp_path):
     require_image("desktop")
     planner = [
@@ -74,10 +78,12 @@ def test_an_lstc_gui_step_is_grounded_from_the_screenshot_and_clicks(tmp_path):
         evidence("the Press Go window closed after the click"),
         commit("Check the click", {"tool": "bash", "input": f"cat {CLICKED}"}),
         evidence("clicked.txt holds 7: Go was pressed"),
-        commit("Finish", {"tool": "done", "input": "Go pressed"}),  # refused once: verify first
+        commit("Finish", {"tool": "done", "input": "Go pressed"}),  # the gate is off:
+        verdict("FAIL", "the click is not shown"),  # Final Verification fails it once
         commit("continue", {"tool": "bash", "input": f"cat {CLICKED}"}),
         evidence("clicked.txt still holds 7", changed=False),
         commit("Finish", {"tool": "done", "input": "Go pressed and checked"}),
+        verdict("PASS"),
     ]
     with FakeOpenAIServer(planner) as main, FakeOpenAIServer([grounding(red_centre)]) as vision:
         config = RunConfig(model="openai/qwen3-9b", control="lstc")
@@ -121,6 +127,12 @@ def test_an_lstc_gui_step_is_grounded_from_the_screenshot_and_clicks(tmp_path):
     assert len(shot) == 1 and "ACTION: click the red Go button" in "\n".join(words)
     assert "the Press Go window closed" in json.dumps(planner_requests[3]["json"]["messages"])
     assert "clicked.txt holds 7" in json.dumps(planner_requests[5]["json"]["messages"])
+    # The planner saw the screen; Step Abstraction of the click saw the changed region (50 px
+    # margin); Final Verification saw the first and the latest screenshots.
+    assert len(vision_parts(planner_requests[0]["json"])[0]) == 1
+    assert "the image is the changed region (" in "\n".join(words)
+    final, said = vision_parts(planner_requests[6]["json"])
+    assert len(final) == 2 and "CLAIM: Go pressed" in "\n".join(said)
 
 
 PAGE = """<!doctype html><html><head><title>Type here</title></head><body>
@@ -144,8 +156,8 @@ def test_lstc_gui_types_and_presses_keys_into_the_grounded_element(tmp_path):
         *[evidence(f"step {n}") for n in range(4)],
         commit("Check", {"tool": "bash", "input": TITLE}),
         evidence("the window title says typed:hello"),
-        commit("Finish", {"tool": "done", "input": "typed"}),
         commit("Finish", {"tool": "done", "input": "typed and checked"}),
+        verdict("PASS"),
     ]
     code = f"open('/home/user/type.html', 'w').write({PAGE!r})"
     with FakeOpenAIServer(planner) as main, FakeOpenAIServer([grounding(red_centre)]) as vision:

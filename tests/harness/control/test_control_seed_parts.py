@@ -70,7 +70,7 @@ def test_the_grounder_must_be_an_openai_compatible_endpoint():
 
 def test_gui_actions_need_the_gui_channel():
     answer = {"candidates": [{"subgoal": "s", "actions": [{"tool": "click", "input": "OK"}]}]}
-    with pytest.raises(ValueError, match="one of bash, python, done, infeasible"):
+    with pytest.raises(ValueError, match="one of bash, python, wait, done, infeasible"):
         parse_commitment(answer)
     assert parse_commitment(answer, tools=TOOLS + GUI_TOOLS)["actions"][0]["tool"] == "click"
     answer["candidates"][0]["actions"] = [{"tool": "type", "input": ""}]

@@ -70,7 +70,7 @@ def child_run(run_dir: str, backend: str, resume: bool) -> None:
 
 def start(run_dir: Path, backend: str, resume: bool) -> subprocess.Popen:
     code = (
-        f"from tests.test_milestones import child_run; child_run({str(run_dir)!r}, "
+        f"from tests.harness.control.test_milestones import child_run; child_run({str(run_dir)!r}, "
         f"{backend!r}, {resume!r})"
     )
     return subprocess.Popen(

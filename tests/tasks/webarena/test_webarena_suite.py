@@ -250,3 +250,24 @@ def test_a_parallel_suite_refuses_a_reset_task_without_the_hook_and_runs_it_with
     assert (
         blockers(webarena_of(load_task(path)), network=True, deployment=configure(sites, 2)) == []
     )
+
+
+def test_judge_model_on_the_command_line_unblocks_a_fuzzy_task(tmp_path, capsys, published):
+    item = next(
+        t
+        for t in json.loads((published / "test.raw.json").read_text())
+        if isinstance((t["eval"]["reference_answers"] or {}).get("fuzzy_match"), list)
+    )
+    task = tmp_path / "fuzzy.json"
+    task.write_text(json.dumps(item))
+    sites = tmp_path / "sites.yaml"
+    sites.write_text(yaml.safe_dump({"sites": SITES}))
+    script = tmp_path / "judge.json"
+    script.write_text(json.dumps([{"text": "correct"}]))
+    base = ["suite", str(task), "--dry-run", "--network", "--sites", str(sites)]
+    blocked = stateact(capsys, *base)
+    assert "give one with --judge-model" in json.loads(blocked.stdout)["reason"]
+    judged = stateact(capsys, *base, "--judge-model", f"script/{script}")
+    assert judged.returncode == 0 and json.loads(judged.stdout)["runnable"] is True, judged
+    alone = stateact(capsys, "suite", str(task), "--dry-run", "--judge-model", f"script/{script}")
+    assert alone.returncode == 2 and "--judge-model also with --sites" in alone.stderr
