@@ -1,10 +1,10 @@
 #!/bin/bash
 # Install the Debian tools StateAct's checkers run on the host (as root): Tesseract for the OCR metric
-# compare_image_text, ffmpeg for compare_videos, and Chromium, in which the report tests open the
+# compare_image_text, ffmpeg for compare_videos (and OSWorld 2.0's ffprobe checks and recordings), ImageMagick (OSWorld 2.0's `identify` checks), and Chromium, in which the report tests open the
 # pages (through Playwright). Idempotent: installs only what is missing.
 set -euo pipefail
 
-PACKAGES=(tesseract-ocr tesseract-ocr-eng ffmpeg chromium)
+PACKAGES=(tesseract-ocr tesseract-ocr-eng ffmpeg chromium imagemagick)
 
 fail() { echo "install-host-tools: $*" >&2; exit 1; }
 

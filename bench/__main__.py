@@ -1,5 +1,5 @@
-"""Run the benchmarks: `python -m bench [sandbox harness desktop suite gate report seeds ray]`
-(default: all)."""
+"""Run the benchmarks: `python -m bench [NAME ...]`, NAME one of sandbox harness desktop suite gate
+report seeds ray density (default: all)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-MODULES = ["sandbox", "harness", "desktop", "suite", "gate", "report", "seeds", "ray"]
+MODULES = ["sandbox", "harness", "desktop", "suite", "gate", "report", "seeds", "ray", "density"]
 RESULTS = Path(__file__).parent / "results.json"
 
 

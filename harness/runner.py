@@ -24,11 +24,15 @@ from tasks.evaluate import evaluate
 from tasks.getters import SandboxSource
 from tasks.schema import Task, load_task
 from tasks.setup import run_setup
+from tasks.webarena.deployment import active as webarena_deployment
+from tasks.webarena.deployment import configure as configure_webarena
+from tasks.webarena.deployment import use_judge
 
 from .control import controller_for, run_control
 from .control.memory import remember
 from .control.milestones import discard_milestones, last_milestone, snapshot_of
 from .models import endpoint_provider, make_model
+from .models.judge import ModelJudge
 from .rollouts import BestOf
 
 log = logging.getLogger(__name__)
@@ -87,6 +91,10 @@ def _prepared(config: RunConfig) -> RunConfig:
     config = config.with_preset()
     if config.model_options.provider is None:  # endpoint settings belong to the main model's
         config.model_options.provider = endpoint_provider(config.model)
+    if config.sites:  # the WebArena sites (a Python API or Ray node run sets them here)
+        configure_webarena(config.sites, cache=config.cache_dir)
+        if config.judge_model and webarena_deployment().judge is None:
+            use_judge(ModelJudge(make_model(config.judge_model, config.model_options)))
     return config
 
 
@@ -119,6 +127,8 @@ class _Run:
                 end = run_control(context)
                 self.outcome.status = end.status
                 self.outcome.final_action = "FAIL" if end.status == "infeasible" else None
+                # A WebArena task's answer: the accepted finish's text (andor: the root's report).
+                self.outcome.answer = end.message if end.status == "completed" else None
                 if isinstance(end, BudgetExceeded):  # the error column says which budget ended
                     self.outcome.error = end.message
             # Judging starts when the agent stops: nothing it started acts while the harness
@@ -151,6 +161,7 @@ class _Run:
             model = model or make_model(config.model, config.model_options)
         milestone = last_milestone(self.record.dir) if self.resume else None
         self.sandbox = open_sandbox(config.sandbox, snapshot_of(milestone))
+        sandbox_ready_at = round(time.time(), 3)  # `bench density` splits start from setup
         self.outcome.status = "setup"
         if milestone is None:
             run_setup(task.config, self.sandbox, task, config.cache_path, before_agent=True)
@@ -160,6 +171,7 @@ class _Run:
             agent="harness",
             started_at=started_at,
             milestone=milestone and milestone["number"],
+            sandbox_ready_at=sandbox_ready_at,
         )
         return RunContext(
             config=config,
@@ -199,6 +211,7 @@ def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None
             cache_dir=config.cache_path,
             work_dir=Path(work_dir),
             final_action=outcome.final_action,
+            answer=outcome.answer,
         )
     outcome.score = evaluation.score
     outcome.metrics = [metric.model_dump() for metric in evaluation.metrics]

@@ -27,10 +27,11 @@ __all__ = [
 
 
 def main_agent_extra_tools(context: RunContext) -> list[Tool]:
-    """Tools the main agent gets besides its own: the `computer` tool itself when
-    `config.main.computer` (the `no-act` ablation; `delegate` then offers no `gui`); none
-    otherwise."""
+    """Tools the main agent gets besides its own: the task's (`context.extra_tools`, OSWorld 2.0's
+    ask_user) and the `computer` tool itself when `config.main.computer` (the `no-act` ablation;
+    `delegate` then offers no `gui`)."""
+    tools = list(context.extra_tools)
     if not context.config.main.computer:
-        return []
+        return tools
     desktop = Desktop(context.sandbox, tuple(context.config.sandbox.display_size))
-    return [ComputerTool(desktop, context.model.name, context.stats)]
+    return [*tools, ComputerTool(desktop, context.model.name, context.stats)]

@@ -24,6 +24,8 @@ from tasks.eval_failure import EvaluationFailed
 from tasks.getters import GetterContext, StateSource, run_getter
 from tasks.metrics.registry import METRICS
 from tasks.schema import Task
+from tasks.webarena.scoring import score_webarena
+from tasks.webarena.task import webarena_of
 
 FAIL_ACTION = "FAIL"
 FILE_GETTERS = {"vm_file", "cache_file", "local_file"}
@@ -163,8 +165,13 @@ def evaluate(
     cache_dir: Path | None = None,
     work_dir: Path | None = None,
     final_action: str | None = None,
+    answer: str | None = None,
 ) -> EvalResult:
-    """Score `task` against the state `source` exposes; never raises."""
+    """Score `task` against the state `source` exposes; never raises. `answer` is the agent's
+    `finish` text, which a WebArena task's `string_match` compares."""
+    webarena = webarena_of(task)
+    if webarena is not None:
+        return webarena_result(webarena, source, answer, final_action == FAIL_ACTION)
     evaluator = task.evaluator
     funcs = evaluator.funcs
     if funcs == ["infeasible"]:
@@ -202,3 +209,27 @@ def evaluate(
     first_error = next((f"{m.name}: {m.error}" for m in results if m.error), None)
     failure = next((f"{m.name}: {m.error}" for m in results if m.evaluation_failed), None)
     return EvalResult(score=score, metrics=results, error=first_error, failure=failure)
+
+
+def webarena_result(task, source, answer: str | None, infeasible: bool) -> EvalResult:
+    """A WebArena task's verdict (tasks/webarena/scoring.py) as an EvalResult."""
+    verdict = score_webarena(task, getattr(source, "sandbox", None), answer, infeasible)
+    error = verdict.failure or verdict.error
+    metrics = [
+        MetricResult(
+            name=name,
+            value=value,
+            error=error,
+            evaluation_failed=bool(verdict.failure),
+            inputs=verdict.inputs or None,
+        )
+        for name, value in verdict.values.items()
+        if name != "score"
+    ] or [
+        MetricResult(
+            name="webarena", value=0.0, error=error, evaluation_failed=bool(verdict.failure)
+        )
+    ]
+    score = verdict.values.get("score", 0.0)
+    failure = f"webarena: {verdict.failure}" if verdict.failure else None
+    return EvalResult(score=score, metrics=metrics, error=error, failure=failure)

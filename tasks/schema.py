@@ -13,6 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.kernel.core import StateActError
+from tasks.webarena.schema import is_webarena_task
+from tasks.webarena.task import list_item, read_json, webarena_task_dict
 
 
 class SetupStep(BaseModel):
@@ -117,12 +119,18 @@ UNION_TAGS = {"str", "int", "float", "bool", "list", "dict", "literal", "none"}
 def load_task(path: str | Path) -> Task:
     """Read and validate one task file; raises StateActError with one sentence for bad input."""
     path = Path(path)
-    if not path.is_file():
+    item = None if path.is_file() else list_item(path)  # `test.raw.json#12`: one of a list
+    file = item[0] if item else path
+    if not file.is_file():
         raise StateActError(f"task file {path} does not exist")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(file) if item else json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise StateActError(f"task file {path} is not valid JSON ({exc})") from None
+        raise StateActError(f"task file {file} is not valid JSON ({exc})") from None
+    if item is not None:
+        if not isinstance(data, list) or not item[1] < len(data):
+            raise StateActError(f"{file} holds no task number {item[1]}")
+        data = data[item[1]]
     return task_from_dict(data, path)
 
 
@@ -130,6 +138,8 @@ def task_from_dict(data: Any, path: Path) -> Task:
     """Validate parsed task JSON; `path` names the file in errors and gives the default id."""
     if not isinstance(data, dict):
         raise StateActError(f"task file {path} must hold a JSON object, not {type(data).__name__}")
+    if is_webarena_task(data):  # WebArena's own format (tasks/webarena/task.py)
+        data = webarena_task_dict(data, str(path))
     if "instruction" not in data:
         raise StateActError(f"task file {path} has no 'instruction' field")
     data = {**data, "id": data.get("id") or path.stem, "base_dir": path.parent.resolve()}

@@ -32,6 +32,7 @@ from tasks.setup_windows import (
     window_close_script,
 )
 from tasks.start_state import prepare_start_state
+from tasks.webarena.start import start_webarena
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +53,10 @@ STEP_TYPES = {
     "update_browse_history",
     "login",
     "googledrive",
+    "webarena_start",
 }
 GUI_STEPS = {"open", "launch", "activate_window", "close_window", "chrome_open_tabs"}
+GUI_STEPS |= {"webarena_start"}
 COMMAND_STEPS = {"execute", "command"}
 USER_RUNTIME_DIR = "/run/user/1000"
 """The user's runtime folder on Ubuntu (uid 1000, as `user` here), where its session bus lives."""
@@ -348,6 +351,9 @@ class SetupRunner:
     def chrome_close_tabs(self, params: dict) -> None:
         urls = [str(url) for url in params.get("urls_to_close", [])]
         self.chrome({"op": "close_tabs", "urls": urls, "wait_s": 30})
+
+    def webarena_start(self, params: dict) -> None:
+        start_webarena(lambda command: self.bash(command, timeout=180.0), params)
 
     def update_browse_history(self, params: dict) -> None:
         from tasks.chrome_history import history_script

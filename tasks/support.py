@@ -21,6 +21,8 @@ from tasks.metrics.table import RULES as TABLE_RULES
 from tasks.programs import missing_programs, root_reasons
 from tasks.schema import SetupStep, Task, load_task
 from tasks.setup import STEP_TYPES
+from tasks.webarena.deployment import blockers as webarena_blockers
+from tasks.webarena.task import webarena_of
 
 ACCOUNT_STEPS = {"googledrive": "Google Drive", "login": "a website login"}
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", ""}
@@ -192,6 +194,13 @@ def task_blockers(
     come before missing input files, which only need a filled cache dir.
     """
     reasons: list[str] = []
+    webarena = webarena_of(task)
+    if webarena is not None:  # its own needs (sites, logins, resets); its steps are StateAct's
+        reasons += webarena_blockers(webarena, network)
+        if apps is not None:
+            absent = missing_apps(task, apps)
+            reasons += [f"application missing from the image {image}: {name}" for name in absent]
+        return list(dict.fromkeys(reasons))
     if task.proxy and not network:
         reasons.append("needs the internet: the task runs through a proxy to live websites")
     steps = [*task.config, *task.evaluator.postconfig]

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.apps.osworld2_options import apply_osworld2
 from harness.apps.sandbox_options import apply_sandbox_options
 from harness.apps.seed_options import apply_seed_options
 from harness.control import CONTROLLERS
@@ -28,9 +29,12 @@ from harness.control.lstc.gui import grounder_options
 from harness.control.memory import LessonStore
 from harness.kernel.core import StateActError, require_one_of
 from harness.models import endpoint_provider, make_model
+from harness.models.judge import ModelJudge
 from harness.reports.html_report import write_trajectory_html
 from harness.run.config import GATE_MODES, MAX_BEST_OF, PRESETS, RunConfig
 from sandboxes import BACKENDS
+from tasks.webarena.deployment import configure as configure_webarena
+from tasks.webarena.deployment import use_judge
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +52,8 @@ class CommonOptions(BaseModel):
     sandbox: str = "docker"
     image: str = "desktop"
     preset: str = "full"
-    max_turns: int = 150
+    max_turns: int | None = None
+    """None: 150, or OSWorld 2.0's 500 with --osworld2."""
     max_cost: float | None = None
     max_time: float | None = None
     price_in: float | None = None
@@ -87,6 +92,12 @@ class RunOptions(CommonOptions):
 
     best_of: int = 1
     memory: str | None = None
+    osworld2: str | None = None
+    osworld2_data: str | None = None
+    osworld2_python: str | None = None
+    judge_model: str | None = None
+    user_model: str | None = None
+    sites: str | None = None
 
 
 class SuiteOptionsModel(RunOptions):
@@ -228,8 +239,6 @@ def config_from_options(options: CommonOptions) -> RunConfig:
     require_one_of("sandbox backend", options.sandbox, BACKENDS)
     require_one_of("preset", options.preset, PRESETS)
     require_one_of("control mode", options.control, tuple(CONTROLLERS))
-    if options.max_turns < 1:
-        raise StateActError("--max-turns must be at least 1.")
     if options.worker_depth not in (1, 2):
         raise StateActError("--worker-depth must be 1 or 2.")
     best_of = getattr(options, "best_of", 1)
@@ -247,6 +256,12 @@ def config_from_options(options: CommonOptions) -> RunConfig:
     config.task_state.enabled = options.task_state
     config.best_of = best_of
     config.memory_dir = _memory_dir(getattr(options, "memory", None))
+    config.sites = getattr(options, "sites", None)
+    # --judge-model judges WebArena's fuzzy_match answers when there are WebArena sites
+    config.judge_model = getattr(options, "judge_model", None) if config.sites else None
+    configure_webarena(config.sites, getattr(options, "parallel", None), options.cache)
+    if config.judge_model:  # a bad spec or key fails now, in one sentence
+        use_judge(ModelJudge(make_model(config.judge_model, config.model_options)))
     config.subagents.worker_depth = options.worker_depth
     config.subagents.nested_gate = options.nested_gate
     model_options = config.model_options
@@ -262,7 +277,7 @@ def config_from_options(options: CommonOptions) -> RunConfig:
     config.sandbox.network = options.network
     config.sandbox.network_mode = options.network_mode
     apply_sandbox_options(options.screen, options.agent_sudo, config)
-    config.loop.max_turns = options.max_turns
+    apply_osworld2(config, options)
     config.loop.max_cost_usd = options.max_cost
     config.loop.max_wall_s = options.max_time
     _set_grounder(config, options)

@@ -26,6 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model_factory
+from harness.apps.osworld2_run import phase_checkpoint
 from harness.kernel.core import StateActError
 from harness.kernel.records import load_events, safe_run_name, write_json_atomic
 from harness.reports import summary as summaries
@@ -35,6 +36,7 @@ from harness.run.config import RunConfig
 from sandboxes.base import check_parallel_network
 from tasks.schema import Task, load_task
 from tasks.support import dry_run_record
+from tasks.webarena.deployment import configure as configure_webarena
 
 from .outdir import (
     OutLock,
@@ -278,7 +280,7 @@ class SuiteRun:
         if finished is not None:
             return finished
         run_dir = self.run_dir_of(key)
-        if run_dir.exists():
+        if run_dir.exists() and phase_checkpoint(run_dir) is None:
             shutil.rmtree(run_dir)  # an interrupted run: start it again from scratch
         path, trial = _split(key)
         outcome = self.executor.execute(path, run_dir)
@@ -383,6 +385,8 @@ def run_suite(
     draws its progress display with it). `suite_options` select tasks and trials and say how
     a resumed OUT is treated (`SuiteOptions`).
     """
+    # WebArena's sites, and how many tasks share them (a reset-needing task may not, unhooked)
+    configure_webarena(config.sites, parallel, config.cache_dir)
     suite = SuiteRun(
         paths,
         config,

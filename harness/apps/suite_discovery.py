@@ -9,11 +9,14 @@ from pathlib import Path
 
 from harness.kernel.core import StateActError
 from tasks.schema import Task
+from tasks.webarena.schema import is_webarena_task
+from tasks.webarena.task import list_items
 
 log = logging.getLogger(__name__)
 
 TASK_KEYS = {"id", "instruction", "evaluator", "config"}
 SUITE_TASKS_FOLDER = "tasks"
+LIST_FILE_LIMIT = 64 * 1024 * 1024
 
 
 def _looks_like_task_file(path: Path) -> bool:
@@ -23,7 +26,23 @@ def _looks_like_task_file(path: Path) -> bool:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return True  # a broken task file still gets a result saying why
-    return not isinstance(data, dict) or bool(TASK_KEYS & set(data)) or not data
+    return (
+        not isinstance(data, dict)
+        or bool(TASK_KEYS & set(data))
+        or not data
+        or is_webarena_task(data)
+    )
+
+
+def webarena_list_items(path: Path) -> list[Path] | None:
+    """A file holding a list of WebArena tasks (`test.raw.json`) as one path per task."""
+    if path.stat().st_size > LIST_FILE_LIMIT:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return list_items(path, data)
 
 
 def _search_root(folder: Path) -> Path:
@@ -40,12 +59,12 @@ def discover_tasks(paths: list[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_file():
-            found.append(path)
+            found += webarena_list_items(path) or [path]
         elif path.is_dir():
             root = _search_root(path)
-            found += [
-                p for p in sorted(root.rglob("*.json")) if p.is_file() and _looks_like_task_file(p)
-            ]
+            for p in sorted(root.rglob("*.json")):
+                if p.is_file() and _looks_like_task_file(p):
+                    found += webarena_list_items(p) or [p]
         else:
             raise StateActError(f"{path} is neither a task file nor a folder.")
     unique = list(dict.fromkeys(p.resolve() for p in found))

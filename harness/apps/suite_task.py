@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+from harness.apps.osworld2_run import is_task_module, run_osworld2_task
 from harness.kernel.core import Model, StateActError
 from harness.kernel.records import RESULT_FIELDS, write_json_atomic
 from harness.models import make_model
@@ -100,6 +101,8 @@ class TaskExecutor:
         stopped."""
         task = None
         try:
+            if self.config.osworld2 is not None and is_task_module(path):
+                return self._run_osworld2(path, run_dir), None
             task = load_task(path)
             result = self._run_loaded(task, run_dir)
         except SuiteInterrupted:
@@ -155,6 +158,17 @@ class TaskExecutor:
             )
             shutil.rmtree(run_dir, ignore_errors=True)
         raise AssertionError("unreachable")
+
+    def _run_osworld2(self, path: Path, run_dir: Path) -> dict:
+        """An OSWorld 2.0 task module, its models built for a placeholder of the task."""
+        stand_in = Task(id=path.stem, instruction="(an OSWorld 2.0 task module)")
+        try:
+            model, gate_model = self._models(stand_in)
+        except StateActError as exc:
+            return write_bare(run_dir, bare_result(path.stem, "model_error", str(exc)))
+        return run_osworld2_task(
+            path, self.config, run_dir, model=model, gate_model=gate_model, on_turn=self._check_stop
+        )
 
     def _models(self, task: Task) -> tuple:
         """The task's model and gate model; one of each per rollout under `--best-of`."""

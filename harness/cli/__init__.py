@@ -32,6 +32,7 @@ COMMANDS = {
     "cache": "download the files tasks name into a cache folder",
     "experiment": "run an experiment's arms as suites and write its tables",
     "audit": "play built-in adversarial agents against a suite and report the tasks they game",
+    "osworld2": "download OSWorld 2.0's gated task data with your own Hugging Face token",
 }
 
 

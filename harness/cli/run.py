@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 from harness.apps.oracle import NOTICE, is_oracle, oracle_gate_model, oracle_model
+from harness.apps.osworld2_options import add_osworld2_options
+from harness.apps.osworld2_run import is_task_module
 from harness.apps.run_options import config_from_options, options_from_args, render_trajectory
 from harness.apps.sandbox_options import add_sandbox_options
 from harness.control import CONTROLLERS
@@ -24,6 +26,7 @@ from tasks.schema import load_task
 from tasks.support import check_references
 
 from .config_file import apply_run_config
+from .osworld2_tasks import run_task_module
 from .progress import TurnProgress
 from .seed_options import add_seed_options
 
@@ -41,9 +44,14 @@ def register(subparsers) -> None:
         "gate/ and result.json to the run directory. Exit 0 when the agent finished (gate passed), "
         "1 when the run ended otherwise (budget, gate rejections, errors), 2 on bad input.",
     )
-    parser.add_argument("task", help="task JSON file (OSWorld format, or just id + instruction)")
+    parser.add_argument(
+        "task",
+        help="task JSON file (OSWorld format, or just id + instruction), or an OSWorld 2.0 task "
+        "module task_<id>.py with --osworld2",
+    )
     add_run_options(parser)
     add_selection_options(parser)
+    add_osworld2_options(parser)
     add_config_options(parser)
     parser.add_argument("--out", help="run directory (default runs/<task id>)")
     parser.add_argument(
@@ -77,7 +85,10 @@ def add_run_options(parser) -> None:
         "--preset", default="full", help=f"ablation preset: {', '.join(PRESETS)} (default full)"
     )
     parser.add_argument(
-        "--max-turns", type=int, default=150, help="main-agent turn budget (default 150)"
+        "--max-turns",
+        type=int,
+        default=None,
+        help="main-agent turn budget (default 150; 500 with --osworld2)",
     )
     parser.add_argument(
         "--max-cost",
@@ -203,7 +214,13 @@ def add_config_options(parser) -> None:
 
 
 def add_selection_options(parser) -> None:
-    """Options of `run` and `suite`: best-of-N rollouts and the lesson memory."""
+    """Options of `run` and `suite`: best-of-N rollouts, the lesson memory, WebArena's sites."""
+    parser.add_argument(
+        "--sites",
+        metavar="FILE",
+        help="WebArena: YAML or JSON mapping each site (shopping, reddit, gitlab, ...) to its base "
+        "URL, with optional accounts and reset_command (docs/webarena.md)",
+    )
     parser.add_argument(
         "--best-of",
         type=int,
@@ -233,6 +250,8 @@ def build_config(args) -> RunConfig:
 
 
 def run(args) -> int:
+    if is_task_module(Path(args.task)):  # OSWorld 2.0's: through the benchmark's own code
+        return run_task_module(args, build_config(args))
     task = load_task(args.task)
     config = build_config(args)
     task.allow_host_paths = config.allow_host_paths

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
+from harness.apps.osworld2_options import add_osworld2_options, osworld2_config
 from harness.apps.outdir import ERROR_STATUSES, ResultsFile, parse_fail_on_error, summary_exit_code
 from harness.apps.ray.suite import run_suite_on_ray
 from harness.apps.selection import Selection, SuiteOptions
@@ -31,8 +32,11 @@ from sandboxes.images.apps import declared_apps, definition_name
 from tasks.coverage import blocker_summary, blocker_table, coverage_table, evaluator_coverage
 from tasks.schema import load_task
 from tasks.support import reason_kind
+from tasks.webarena.deployment import active as webarena_deployment
+from tasks.webarena.deployment import configure as configure_webarena
 
 from .config_file import apply_run_config
+from .osworld2_tasks import suite_entry as osworld2_suite
 from .progress import RunsProgress
 from .ray_options import add_ray_options, ray_options
 from .run import add_config_options, add_run_options, add_selection_options, build_config
@@ -58,10 +62,15 @@ def register(subparsers) -> None:
         "setup, task file; see --fail-on-error), 2 on bad input (or OUT held by another run).",
     )
     parser.add_argument(
-        "paths", nargs="+", metavar="PATH", help="task files or folders of task files"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="task files or folders of task files (with --osworld2: task modules; default all "
+        "of --osworld2-data)",
     )
     add_run_options(parser)
     add_selection_options(parser)
+    add_osworld2_options(parser)
     for action in parser._actions:  # --dry-run and --demo need no model
         if action.dest == "model":
             action.required = False
@@ -113,6 +122,8 @@ def run(args) -> int:
         raise StateActError("--by-blocker goes with --dry-run (it counts what stops the tasks).")
     if args.summary and not args.dry_run:
         raise StateActError("--summary goes with --dry-run (it lists what the tasks use).")
+    if (listed := osworld2_suite(args)) is not None:  # OSWorld 2.0's dry run
+        return listed
     if args.summary:
         return coverage_summary(args)
     if args.dry_run:
@@ -311,6 +322,9 @@ def dry_run(args) -> list[dict]:
         for script in foreign_build_scripts(discover_tasks(args.paths)):
             say(f"not running {script} (suite code); pass --build-fixtures to build its fixtures.")
     require_one_of("sandbox backend", args.sandbox, BACKENDS)
+    configure_webarena(args.sites, args.parallel, args.cache)  # WebArena tasks' blockers
+    osworld2_config(args)  # --judge-model needs --osworld2 or --sites
+    webarena_deployment().judge_named = bool(args.sites and args.judge_model)
     if args.sandbox != "docker":
         say(
             f"applications are not checked: the {args.sandbox} backend runs this "

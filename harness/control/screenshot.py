@@ -76,7 +76,7 @@ class ScreenshotController:
         self.window = ImageWindow(config.screenshot.keep_images)
         self.loop = ToolLoop(
             context.model,
-            [self.computer, FinishTool(self.steps_taken, review)],
+            [self.computer, *context.extra_tools, FinishTool(self.steps_taken, review)],
             PROMPT.read_text(encoding="utf-8"),
             agent="main",
             config=config.loop,

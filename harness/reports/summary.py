@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+from harness.reports.osworld2_summary import osworld2_summary
 from harness.run.config import MODE_OPTIONS
 
 
@@ -128,6 +129,7 @@ def summarize(results: list[dict]) -> dict:
         "by_option": by_option(results),
         "gui": gui_use(results),
         "gate": gate_confusion(results),
+        **osworld2_summary(results),
         "per_task": [
             {
                 "task_id": r.get("task_id"),

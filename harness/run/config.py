@@ -12,6 +12,7 @@ from harness.kernel.context import CompactionConfig
 from harness.kernel.loop import LoopConfig
 from harness.models import ModelConfig
 from sandboxes.base import SandboxConfig
+from tasks.osworld2.bridge import Osworld2Config
 
 GATE_MODES = ("layered", "paper")
 MAX_BEST_OF = 8
@@ -317,6 +318,13 @@ class RunConfig(BaseModel):
     """Where `download`/`cloud_file` URLs are looked up (OSWorld's cache naming)."""
     allow_host_paths: bool = False
     """Let task file references name host files outside the task's folder and the cache."""
+    osworld2: Osworld2Config | None = None
+    """OSWorld 2.0: the user's checkout, task data and the judges' and simulated user's models; its
+    task modules run through `harness.apps.osworld2_run` (docs/osworld2.md)."""
+    sites: str | None = None
+    """The WebArena sites file (`--sites FILE`, docs/webarena.md)."""
+    judge_model: str | None = None
+    """The model judging WebArena's `fuzzy_match` answers (`--judge-model SPEC`)."""
 
     model_config = ConfigDict(
         extra="forbid", use_attribute_docstrings=True, protected_namespaces=()

@@ -36,6 +36,9 @@ class RunContext(RunScope):
     """Whether this run continues an interrupted one."""
     milestone: dict | None = None
     """The milestone a resumed run's sandbox was restored from."""
+    extra_tools: list = field(default_factory=list)
+    """Tools the task brings for the main agent in every control mode (OSWorld 2.0's
+    `ask_user`)."""
 
     @property
     def since_event_index(self) -> int | None:

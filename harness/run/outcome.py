@@ -28,6 +28,8 @@ class TaskOutcome:
         self.score: float | None = None
         self.metrics: list[dict] = []
         self.final_action: str | None = None
+        self.answer: str | None = None
+        """The accepted finish's text: a WebArena task's answer (its string_match compares it)."""
         self.gate_rounds = 0
         self.gate_passed: bool | None = None
         self.evaluation_note: str | None = None

@@ -5,9 +5,10 @@ StateAct.
 
     python bridge_main.py CHECKOUT       (requests on stdin, answers on the original stdout)
 
-Requests: {"op": "load", "task_file", "endpoint", "screen", "cache_dir"}, {"op": "setup",
-"phase"}, {"op": "evaluate", "phase"}, {"op": "ask", "question"}, {"op": "close"}. Each answer is
-{"ok": true, …} or {"ok": false, "error": "<one sentence>"}.
+Requests: {"op": "describe", "task_file"} (the task's instruction, phases and applications,
+with no machine: for a dry run), {"op": "load", "task_file", "endpoint", "screen", "cache_dir"},
+{"op": "setup", "phase"}, {"op": "evaluate", "phase"}, {"op": "ask", "question"}, {"op":
+"close"}. Each answer is {"ok": true, …} or {"ok": false, "error": "<one sentence>"}.
 
 What the benchmark's code prints goes to stderr, so nothing it writes can pass for an answer. The
 benchmark's judge and user-simulator calls are wrapped so that each one (inputs, answer, error) is
@@ -24,7 +25,7 @@ import traceback
 JUDGE_MODULE = "desktop_env.evaluators.model_client"
 JUDGE_FUNCTIONS = ("generate_text", "generate_chat")
 SIMULATOR_MODULE = "desktop_env.user_simulator"
-OPERATIONS = ("load", "setup", "evaluate", "ask", "close")
+OPERATIONS = ("describe", "load", "setup", "evaluate", "ask", "close")
 
 
 class Bridge:
@@ -64,12 +65,28 @@ class Bridge:
         call._stateact_wrapped = True
         return call
 
-    def load(self, request):
+    def read_task(self, task_file):
         loader = importlib.import_module("desktop_env.task_loader")
-        self.wrap_judges()
-        self.task = loader.load_task_from_file(request["task_file"])
+        self.task = loader.load_task_from_file(task_file)
         get_phases = getattr(self.task, "get_phases", None)
         self.phases = list(get_phases()) if callable(get_phases) else [self.task]
+
+    def describe(self, request):
+        self.read_task(request["task_file"])
+        return self.summary(has_user=bool(getattr(self.task, "user_simulator", None)))
+
+    def summary(self, has_user):
+        return {
+            "instruction": _phase_value(self.phases[0], "instruction", self.task),
+            "phases": [_phase_value(p, "instruction", self.task) for p in self.phases],
+            "related_apps": list(getattr(self.task, "related_apps", []) or []),
+            "domain": getattr(self.task, "domain", None),
+            "has_user": has_user,
+        }
+
+    def load(self, request):
+        self.wrap_judges()
+        self.read_task(request["task_file"])
         desktop_env = importlib.import_module("desktop_env.desktop_env")
         width, height = request.get("screen") or (1920, 1080)
         self.env = desktop_env.DesktopEnv(
@@ -86,13 +103,7 @@ class Bridge:
         if simulator:
             module = importlib.import_module(SIMULATOR_MODULE)
             self.simulator = module.LLMUserSimulator(simulator)
-        return {
-            "instruction": _phase_value(self.phases[0], "instruction", self.task),
-            "phases": [_phase_value(p, "instruction", self.task) for p in self.phases],
-            "related_apps": list(getattr(self.task, "related_apps", []) or []),
-            "domain": getattr(self.task, "domain", None),
-            "has_user": self.simulator is not None,
-        }
+        return self.summary(has_user=self.simulator is not None)
 
     def phase(self, request):
         index = int(request.get("phase", 0))

@@ -11,6 +11,7 @@ the task's phases, each set up by the benchmark and judged by it after the agent
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from pathlib import Path
 
@@ -23,11 +24,20 @@ from tasks.osworld2.bridge import (
     Bridge,
     Osworld2Config,
 )
+from tasks.osworld2.forward import PortForward
 from tasks.osworld2.guest import GuestMachine, GuestServer
 from tasks.osworld2.scoring import PhaseVerdict, phase_verdict
 from tasks.schema import Task
 from tasks.setup import SetupRunner, default_placeholders, sandbox_screen
 
+CDP_PORT = 9222
+"""Chrome's DevTools port in OSWorld's guest (the host's controllers connect to it over CDP)."""
+CHROME_PORT = 1337
+"""Where OSWorld's tasks start Chrome's debugging (`--remote-debugging-port=1337`, then a `socat`
+from 9222): once the agent has stopped, the task's socat is ended with the agent's processes (only
+known applications are kept), so the forward reaches Chrome itself there."""
+VLC_PORT = 8080
+"""VLC's HTTP interface in OSWorld's guest (its getters read the player's state from it)."""
 OSWORLD2_SCREEN = (1920, 1080)
 """OSWorld 2.0's guest screen (its observation PNGs are this size), the sandboxes' default."""
 
@@ -56,6 +66,8 @@ class Osworld2Episode:
         self.machine: GuestMachine | None = None
         self.info: dict = {}
         self._work = tempfile.TemporaryDirectory(prefix="stateact-osworld2-")
+        self._stack = contextlib.ExitStack()
+        """The guest server and the port forwards, closed with the episode."""
 
     @property
     def phases(self) -> list[str]:
@@ -66,7 +78,8 @@ class Osworld2Episode:
         return bool(self.info.get("has_user"))
 
     def open(self, sandbox) -> dict:
-        """Serve the sandbox to the benchmark and load the task with its own loader."""
+        """Serve the sandbox to the benchmark (its guest routes, Chrome's DevTools and VLC's HTTP
+        ports on the host's loopback) and load the task with its own loader."""
         self.screen = sandbox_screen(sandbox)
         placeholder = osworld2_task(self.task_file, "(loading)", [])
         runner = SetupRunner(
@@ -77,13 +90,15 @@ class Osworld2Episode:
             before_agent=True,
         )
         self.machine = GuestMachine(runner, self.screen, Path(self._work.name))
-        self.server = GuestServer(self.machine).__enter__()
+        self.server = self._stack.enter_context(GuestServer(self.machine))
+        cdp = self._stack.enter_context(PortForward(sandbox, CDP_PORT, (CHROME_PORT,)))
+        vlc = self._stack.enter_context(PortForward(sandbox, VLC_PORT))
         self.bridge.start()
         self.info = self.bridge.request(
             "load",
             LOAD_TIMEOUT_S,
             task_file=str(self.task_file),
-            endpoint=self.server.endpoint(),
+            endpoint=self.server.endpoint(chromium_port=cdp.port, vlc_port=vlc.port),
             screen=list(self.screen),
             cache_dir=str(self.run_dir / "osworld2-cache"),
         )
@@ -116,9 +131,8 @@ class Osworld2Episode:
 
     def close(self) -> None:
         self.bridge.close()
-        if self.server is not None:
-            self.server.__exit__(None, None, None)
-            self.server = None
+        self._stack.close()
+        self.server = None
         self._work.cleanup()
 
     def __enter__(self) -> Osworld2Episode:

@@ -37,6 +37,7 @@ from sandboxes.base import SANDBOX_HOME, SANDBOX_USER
 from tasks.getters.desktop import get_vm_window_size, terminal_text, wallpaper_path
 from tasks.getters.registry import ATSPI_DUMP, GetterContext, SandboxSource
 from tasks.osworld2.guest_scripts import LIST_DIRECTORY, RUN_PYTHON
+from tasks.osworld2.recording import ScreenRecorder
 from tasks.setup import AS_THE_USER, SOURCE_DESKTOP, SUDO, SUDO_FUNCTION, SetupRunner
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class GuestMachine:
         self.getters = GetterContext(
             task=self.task, source=SandboxSource(self.sandbox), cache_dir=None, work_dir=work_dir
         )
+        self.recorder = ScreenRecorder(self.screenshot, work_dir / "recording")
 
     # commands -----------------------------------------------------------------------------------
     def run(self, command: str | list[str], shell: bool, timeout: float = COMMAND_TIMEOUT_S):
@@ -169,6 +171,7 @@ class GuestServer:
     def __exit__(self, *exc_info) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+        self.machine.recorder.close()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -194,6 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
         except RouteError as exc:
             status, body = exc.status, {"status": "error", "error": str(exc)}
         except (StateActError, ToolError, OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("guest route %s failed: %s", self.path, exc)
             status, body = HTTPStatus.INTERNAL_SERVER_ERROR, {"status": "error", "error": str(exc)}
         self._send(status, body)
 
@@ -360,6 +364,20 @@ def _cursor(handler: _Handler, machine: GuestMachine):
     return [position["x"], position["y"]]
 
 
+def _start_recording(handler: _Handler, machine: GuestMachine):
+    if machine.recorder.recording:
+        raise RouteError(HTTPStatus.BAD_REQUEST, "Recording is already in progress.")
+    machine.recorder.start()
+    return {"status": "success", "message": "Started recording."}
+
+
+def _end_recording(handler: _Handler, machine: GuestMachine):
+    if not machine.recorder.recording:
+        raise RouteError(HTTPStatus.BAD_REQUEST, "No recording in progress to stop.")
+    folder = Path(tempfile.mkdtemp(prefix="stateact-guest-recording-"))
+    return Path(shutil.copy(machine.recorder.stop(), folder / "recording.mp4"))
+
+
 def _terminal(handler: _Handler, machine: GuestMachine):
     return {"output": terminal_text(machine.accessibility()) or None}
 
@@ -387,4 +405,6 @@ POST_ROUTES = {
     "/wallpaper": _wallpaper,
     "/desktop_path": lambda handler, machine: {"desktop_path": f"{SANDBOX_HOME}/Desktop"},
     "/list_directory": _list_directory,
+    "/start_recording": _start_recording,
+    "/end_recording": _end_recording,
 }

@@ -53,15 +53,22 @@ def phase_verdict(phase: int, answer: dict) -> PhaseVerdict:
     )
 
 
-def task_score(verdicts: list[PhaseVerdict]) -> float:
-    """A multiphase task's score: the last phase reached decides (each phase's evaluation covers
-    the work so far), as `phase_results.json` records it upstream; a task with no verdict is 0."""
-    return verdicts[-1].score if verdicts else 0.0
+def task_score(verdicts: list[PhaseVerdict], phases: int | None = None) -> float:
+    """A multiphase task's score: when every one of its `phases` was judged, the last phase's
+    (each phase's evaluation covers the work so far); when the run stopped earlier, the phases'
+    mean with each phase never reached counting 0, so a finished first phase is partial credit and
+    never full. A task with no verdict is 0."""
+    if not verdicts:
+        return 0.0
+    total = max(phases or len(verdicts), len(verdicts))
+    if len(verdicts) == total:
+        return verdicts[-1].score
+    return sum(verdict.score for verdict in verdicts) / total
 
 
-def result_fields(verdicts: list[PhaseVerdict]) -> dict:
-    """What `result.json` gains for an OSWorld 2.0 task."""
-    score = task_score(verdicts)
+def result_fields(verdicts: list[PhaseVerdict], phases: int | None = None) -> dict:
+    """What `result.json` gains for an OSWorld 2.0 task of `phases` phases."""
+    score = task_score(verdicts, phases)
     errors = [error for verdict in verdicts for error in verdict.judge_errors]
     return {
         "score": score,

@@ -29,6 +29,10 @@ PROMPTS = Path(__file__).with_name("prompts")
 JUDGE_SYSTEM = "You are a helpful assistant"
 
 
+class PageUnavailable(StateActError):
+    """The browser itself failed (not the page): no verdict, so never read as "nothing found"."""
+
+
 class Page(Protocol):
     """The browser page the evaluators read (the sandbox's browser, or a test's)."""
 
@@ -188,6 +192,8 @@ def gitlab_get_project_memeber_role(page: Page, account_name: str) -> str:  # We
     try:
         index = page.evaluate(GITLAB_ROLE_SCRIPT.format(account=_js_string("@" + account_name)))
         return str(page.evaluate(GITLAB_ROLE_AT.format(index=int(index))))
+    except PageUnavailable:
+        raise
     except (StateActError, TypeError, ValueError):
         return ""
 
@@ -231,10 +237,14 @@ def _selected(target, page: Page, helpers: Helpers | None) -> str:
         for action in target.prep_actions:
             try:
                 page.evaluate(f"() => {action}")
+            except PageUnavailable:
+                raise
             except StateActError:
                 break  # as WebArena: the remaining preparations are skipped
         try:
             return str(page.evaluate(f"() => {locator}")) or ""
+        except PageUnavailable:
+            raise
         except StateActError:
             return ""  # the page is wrong: nothing selected
     if locator.startswith("func:"):

@@ -61,6 +61,8 @@ class SitesConfig(BaseModel):
     """Site name (shopping, shopping_admin, reddit, gitlab, map, wikipedia, homepage) -> URL."""
     accounts: dict[str, Account] = Field(default_factory=dict)
     """Site name -> the account its login form is filled with."""
+    default_accounts: bool = True
+    """Sign in with WebArena's published accounts where `accounts` names none (off: only those)."""
     reset_command: str | None = None
     """A command of the user's that resets the sites before a `require_reset` task."""
     allow_private_addresses: bool = False
@@ -86,7 +88,9 @@ class SitesConfig(BaseModel):
 
     def account(self, site: str) -> Account | None:
         """The account for `site`'s login form: the file's, else WebArena's published one."""
-        return self.accounts.get(site) or DEFAULT_ACCOUNTS.get(site)
+        if site in self.accounts or not self.default_accounts:
+            return self.accounts.get(site)
+        return DEFAULT_ACCOUNTS.get(site)
 
     def resolve(self, url: str) -> str:
         """`url` with every configured site's placeholder replaced by its base URL."""

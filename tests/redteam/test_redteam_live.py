@@ -29,7 +29,7 @@ from tasks.getters import SandboxSource
 from tasks.schema import Task, load_task
 from tasks.setup import default_placeholders, run_setup
 from tests.conftest import require_image
-from tests.desktop_helpers import sh, window_of
+from tests.desktop_helpers import sh, wait_for, window_of
 from tests.tasks.osworld.test_osworld_desktop import SAVE_TASK, workbook
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -342,6 +342,8 @@ def test_after_the_freeze_calc_still_saves_for_the_post_config_and_the_task_scor
     with open_sandbox(SandboxConfig(image="desktop", memory_mb=6144)) as box:
         run_setup(task.config, box, task, cache, before_agent=True)
         window_of(box, "Student_Level_Fill_Blank.xlsx - LibreOffice Calc")
+        # The office's UNO pipe opens seconds after its window shows.
+        wait_for(box, "test -S /tmp/OSL_PIPE_1000_stateact-uno && echo up", "the office's UNO pipe")
         assert "modified True" in sh(box, f"python3 -c {shlex.quote(EDIT_OVER_UNO)}")
         source = SandboxSource(box)
         assert evaluate(task, source, cache).score == 0.0  # edited in Calc, not saved yet

@@ -66,8 +66,9 @@ class DesktopEnv:
         cache_dir="cache",
     ):
         assert provider_name == "remote"
-        ip, port = path_to_vm.split(":")[:2]
+        ip, port, cdp_port = path_to_vm.split(":")[:3]
         self.controller = PythonController(ip, int(port))
+        self.cdp = f"http://{ip}:{cdp_port}"
         self.config = None
 
     def reset(self, task_config):
@@ -78,11 +79,34 @@ class DesktopEnv:
                 self.controller.upload(params["path"], params["content"].encode())
             elif kind == "execute":
                 self.controller.execute(params["command"])
+            elif kind == "launch":
+                body = {"command": params["command"], "shell": params.get("shell", False)}
+                self.controller._post("/setup/launch", json_body=body)
+            elif kind == "chrome_open_tabs":
+                self._open_tabs(params["urls_to_open"])
             elif kind == "sleep":
                 time.sleep(params["seconds"])
             else:
                 raise ValueError(f"unknown setup step {kind}")
         return {"screenshot": self.controller.screenshot()}
+
+    def _open_tabs(self, urls):
+        """Over Chrome's DevTools from the host, as upstream's setup controller does (it uses
+        Playwright's connect_over_cdp; plain HTTP is enough for the stand-in)."""
+        for _attempt in range(60):
+            try:
+                with urllib.request.urlopen(self.cdp + "/json/version", timeout=10):
+                    break
+            except (OSError, ValueError):
+                time.sleep(1)
+        for url in urls:
+            request = urllib.request.Request(self.cdp + "/json/new?" + url, method="PUT")
+            with urllib.request.urlopen(request, timeout=30) as response:
+                response.read()
+
+    def _tabs(self):
+        with urllib.request.urlopen(self.cdp + "/json/list", timeout=30) as response:
+            return [tab.get("url", "") for tab in json.load(response)]
 
     def evaluate(self):
         checkpoints = []
@@ -96,6 +120,8 @@ class DesktopEnv:
         return {"score": score, "checkpoints": checkpoints}
 
     def _check(self, checkpoint):
+        if checkpoint["kind"] == "chrome_tab":
+            return float(checkpoint["expected"] in self._tabs())
         data = self.controller.get_file(checkpoint["path"])
         text = data.decode() if data is not None else ""
         if checkpoint["kind"] == "contains":

@@ -278,3 +278,92 @@ def test_episode_runs_every_phase_through_the_benchmark(tmp_path, monkeypatch):
     assert (first.score, unfinished.score, second.score) == (1.0, 0.0, 1.0)
     fields = result_fields([first, second])
     assert fields["score"] == 1.0 and [p["phase"] for p in fields["phase_results"]] == [0, 1]
+
+
+def _background(sandbox, command: str) -> None:
+    code, output = sandbox.exec(
+        ["bash", "-c", f"setsid nohup {command} >/dev/null 2>&1 < /dev/null & sleep 1"]
+    )
+    assert code == 0, output
+
+
+def test_guest_ports_are_forwarded_to_the_hosts_loopback(machine):
+    """What the benchmark's host-side controllers connect to: Chrome's DevTools (a real Chromium
+    here) and any HTTP port of the guest (VLC's), byte for byte."""
+    import hashlib
+    import socket
+    import time
+
+    from tasks.osworld2.forward import PortForward
+
+    guest, server = machine
+    sandbox = guest.sandbox
+    sandbox.exec(["bash", "-c", "head -c 3000000 /dev/urandom > ~/blob.bin"])
+    _background(sandbox, "python3 -m http.server 8080 --bind 127.0.0.1 --directory /home/user")
+    _background(
+        sandbox,
+        "chromium --headless=new --no-sandbox --remote-debugging-port=9222 "
+        "--user-data-dir=/tmp/cdp-profile about:blank",
+    )
+    with PortForward(sandbox, 8080) as vlc, PortForward(sandbox, 9222) as cdp:
+        assert vlc.port != 8080 and cdp.port != 9222
+        with urllib.request.urlopen(f"http://127.0.0.1:{vlc.port}/blob.bin", timeout=60) as got:
+            body = got.read()
+        assert len(body) == 3000000
+        code, digest = sandbox.exec(["sha256sum", "/home/user/blob.bin"])
+        assert hashlib.sha256(body).hexdigest() == digest.split()[0]
+        for _ in range(30):  # Chromium takes a moment to open its port
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{cdp.port}/json/version", timeout=10
+                ) as got:
+                    version = json.loads(got.read())
+                break
+            except (urllib.error.URLError, ConnectionError, json.JSONDecodeError):
+                time.sleep(1)
+        else:
+            pytest.fail("Chromium's DevTools never answered through the forward")
+        assert "Browser" in version and version["webSocketDebuggerUrl"].startswith("ws://")
+        with PortForward(sandbox, 9) as closed:  # nothing listens: the connection just ends
+            with socket.create_connection(("127.0.0.1", closed.port), timeout=20) as conn:
+                conn.settimeout(20)
+                assert conn.recv(10) == b""
+    sandbox.exec(["bash", "-c", "pkill -f http.server; pkill -f cdp-profile; rm -f ~/blob.bin"])
+
+
+def test_recording_routes_make_an_mp4_of_the_screen(machine, tmp_path):
+    import subprocess
+    import time
+
+    guest, server = machine
+    assert _post(server, "/start_recording")[0] == 200
+    with pytest.raises(urllib.error.HTTPError) as twice:
+        _post(server, "/start_recording")
+    assert twice.value.code == 400
+    deadline = time.monotonic() + 60  # the first screenshot may wait for the desktop
+    while guest.recorder.frames < 3 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    status, video = _post(server, "/end_recording")
+    assert status == 200 and video[4:8] == b"ftyp"
+    (tmp_path / "recording.mp4").write_bytes(video)
+    probe = subprocess.run(
+        [
+            "ffprobe",
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=width,height,nb_frames",
+            "-of",
+            "json",
+            str(tmp_path / "recording.mp4"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (stream,) = json.loads(probe.stdout)["streams"]
+    assert (stream["width"], stream["height"]) == (1280, 720)
+    assert int(stream["nb_frames"]) >= 3
+    with pytest.raises(urllib.error.HTTPError) as none:
+        _post(server, "/end_recording")
+    assert none.value.code == 400
