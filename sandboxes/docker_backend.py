@@ -386,7 +386,12 @@ class DockerSandbox(ToolboxSandboxMixin):
             # runner, in the same observer flavour, costs a few ms where an engine exec costs
             # 0.1-0.6 s and the engine's CPU. Once the agent has had the toolbox, the harness's
             # commands go through the engine again, in processes the agent never had a hand in.
-            result = run(self, ProcRun(argv, timeout=timeout))
+            try:
+                result = run(self, ProcRun(argv, timeout=timeout))
+            except SandboxError:
+                with engine_errors("run a command in the sandbox"):
+                    self.container.reload()  # a vanished container says so, as an exec would
+                raise
             return result.exit_code, result.output
         # The engine's exec has no timeout of its own; coreutils' timeout bounds it inside.
         # Only the harness execs (setup, getters, probes): always in the observer flavour.
