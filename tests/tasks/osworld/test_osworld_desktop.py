@@ -221,6 +221,12 @@ def test_osworld_pyautogui_post_config_saves_the_calc_edit_and_the_task_scores(s
     workbook(cache / cache_name(urls[1]), "high")
     run_setup(task.config, sandbox, task, cache)
     window = window_of(sandbox, "Student_Level_Fill_Blank.xlsx - LibreOffice Calc")
+    # The office takes keystrokes reliably once it is fully up: its UNO pipe opens seconds after
+    # the window shows (a loaded machine otherwise loses the first keys).
+    sh(
+        sandbox,
+        "for _ in $(seq 120); do test -S /tmp/OSL_PIPE_1000_stateact-uno && break; sleep 0.5; done",
+    )
     time.sleep(2)  # the grid settles once the toolbars are drawn
     sh(
         sandbox,
