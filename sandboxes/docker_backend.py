@@ -48,8 +48,8 @@ from .disk_watch import DiskWatch
 from .docker_archive import GO_MODE_DIR, GO_MODE_SYMLINK, extract_as, special_kind
 from .lifecycle import owner_is_gone, owner_label, register, unregister
 from .toolbox.observer import observer_argv, observer_env
-from .toolbox.protocol import ProcFreeze, ProcRun, ProcThaw
-from .typed import run
+from .toolbox.protocol import ProcFreeze, ProcThaw
+from .typed import exec_through_toolbox, run
 
 log = logging.getLogger(__name__)
 
@@ -387,12 +387,11 @@ class DockerSandbox(ToolboxSandboxMixin):
             # 0.1-0.6 s and the engine's CPU. Once the agent has had the toolbox, the harness's
             # commands go through the engine again, in processes the agent never had a hand in.
             try:
-                result = run(self, ProcRun(argv, timeout=timeout))
+                return exec_through_toolbox(self, argv, timeout)
             except SandboxError:
                 with engine_errors("run a command in the sandbox"):
                     self.container.reload()  # a vanished container says so, as an exec would
                 raise
-            return result.exit_code, result.output
         # The engine's exec has no timeout of its own; coreutils' timeout bounds it inside.
         # Only the harness execs (setup, getters, probes): always in the observer flavour.
         env = observer_env(self.env)

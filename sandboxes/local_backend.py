@@ -44,8 +44,8 @@ from .channel import PipeChannel
 from .client import ToolboxClient
 from .confined import sandbox_parts
 from .lifecycle import register, unregister
-from .toolbox.protocol import ProcFreeze, ProcRun, ProcThaw
-from .typed import run
+from .toolbox.protocol import ProcFreeze, ProcThaw
+from .typed import exec_through_toolbox, run
 
 log = logging.getLogger(__name__)
 
@@ -185,8 +185,7 @@ class LocalSandbox(ToolboxSandboxMixin):
     def exec(
         self, argv: list[str], timeout: float = 120.0, user: str = SANDBOX_USER
     ) -> tuple[int, str]:
-        result = run(self, ProcRun(argv, timeout=timeout))
-        return result.exit_code, result.output
+        return exec_through_toolbox(self, argv, timeout)
 
     def freeze_agent(self, end: bool = False) -> FrozenAgent:
         """Stop every other process in the sandbox's namespaces (the toolbox sends the stop: there

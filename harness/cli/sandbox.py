@@ -9,6 +9,7 @@ import sys
 from harness.kernel.core import StateActError, require_one_of
 from sandboxes import BACKENDS, SandboxConfig, open_sandbox
 from sandboxes.docker_backend import docker_client, reap_orphans
+from sandboxes.typed import NOT_STARTED
 
 BACKEND_HELP = (
     "docker (default): a container with no network and memory/CPU/process limits; "
@@ -57,9 +58,6 @@ def _config(args) -> SandboxConfig:
     )
 
 
-TIMEOUT_FAILED = "timeout: failed to run command"
-
-
 def run_exec(args) -> int:
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv:
@@ -68,7 +66,7 @@ def run_exec(args) -> int:
         )
     with open_sandbox(_config(args)) as sandbox:
         code, output = sandbox.exec(argv, timeout=args.timeout)
-    if code in (126, 127) and TIMEOUT_FAILED in output:
+    if code in (126, 127) and NOT_STARTED in output:
         # The wrapper could not start the command: say so in one sentence, not timeout's words.
         problem = "is not a command in the sandbox" if code == 127 else "cannot be run"
         print(f"stateact: error: {argv[0]} {problem}.", file=sys.stderr)
