@@ -97,7 +97,7 @@ class Baseline:
             _computer("type", text="Zoë 42"),
             _computer("key", text="Return"),
             _computer("key", text="ctrl+s"),
-            _computer("wait", duration=2),
+            _computer("wait", duration=5),  # a loaded machine saves slowly
             {"tool_calls": [{"name": "bash", "input": {"command": "ls /home/user"}}]},
         ]
         self.step += 1
