@@ -116,6 +116,7 @@ def test_gimp_starts_and_its_config_folder_is_read_by_a_getter(sandbox, tmp_path
         None,
     )
     window = window_of(sandbox, "GNU Image Manipulation Program")
+    time.sleep(3)  # a GIMP quit while it still starts up writes no session file
     quit_window(sandbox, window)
     wait_for(sandbox, "pgrep -x gimp-2.10 >/dev/null || echo gone", "GIMP to quit", 60)
     spec = {"type": "vm_file", "path": "/home/user/.config/GIMP/2.10/sessionrc", "dest": "s"}
