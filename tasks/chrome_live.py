@@ -21,18 +21,23 @@ Run = Callable[[str], tuple[int, str]]
 """Runs one bash command line in the sandbox as its user; returns (exit code, output)."""
 
 
-def cdp_call(run: Run, request: dict) -> Any:
-    """The JSON answer of one `chrome_cdp.py` operation; StateActError with its reason otherwise."""
-    command = f"python3 -c {shlex.quote(SCRIPT)} {shlex.quote(json.dumps(request))}"
-    code, output = run(command)
+def script_call(run: Run, command: str, request: dict, who: str, error=StateActError) -> Any:
+    """The JSON answer (the last output line) of one operation of a sandbox script run by
+    `command` with `request` as its argument; `error` naming `who` and the reason otherwise."""
+    code, output = run(f"{command} {shlex.quote(json.dumps(request))}")
     lines = output.strip().splitlines()
     if code != 0 or not lines:
         reason = lines[-1] if lines else f"exit {code}, no output"
-        raise StateActError(f"Chrome {request['op']} failed: {reason[-300:]}")
+        raise error(f"{who} {request['op']} failed: {reason[-300:]}")
     try:
         return json.loads(lines[-1])
     except json.JSONDecodeError:
-        raise StateActError(f"Chrome {request['op']} answered {lines[-1][-200:]!r}") from None
+        raise error(f"{who} {request['op']} answered {lines[-1][-200:]!r}") from None
+
+
+def cdp_call(run: Run, request: dict) -> Any:
+    """The JSON answer of one `chrome_cdp.py` operation; StateActError with its reason otherwise."""
+    return script_call(run, f"python3 -c {shlex.quote(SCRIPT)}", request, "Chrome")
 
 
 def omnibox_text(url: str) -> str:

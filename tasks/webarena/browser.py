@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.kernel.core import StateActError
+from tasks.chrome_live import script_call
 from tasks.webarena.evaluators import PageUnavailable
 from tasks.webarena.sites import SitesConfig
 
@@ -58,18 +59,8 @@ class BrowserFailed(PageUnavailable):
 
 def browser_call(run: Run, request: dict) -> Any:
     """The JSON answer of one `webarena_browser.py` operation; BrowserFailed with its reason."""
-    command = f"python3 -I -c {shlex.quote(SCRIPT)} {shlex.quote(json.dumps(request))}"
-    code, output = run(command)
-    lines = output.strip().splitlines()
-    if code != 0 or not lines:
-        reason = lines[-1] if lines else f"exit {code}, no output"
-        raise BrowserFailed(f"the browser's {request['op']} failed: {reason[-300:]}")
-    try:
-        return json.loads(lines[-1])
-    except json.JSONDecodeError:
-        raise BrowserFailed(
-            f"the browser's {request['op']} answered {lines[-1][-200:]!r}"
-        ) from None
+    command = f"python3 -I -c {shlex.quote(SCRIPT)}"
+    return script_call(run, command, request, "the browser's", BrowserFailed)
 
 
 def state_file(state_dir: Path, sites: SitesConfig, site: str) -> Path:
