@@ -40,20 +40,22 @@ WAIT_FOR_CALC = (
 )
 
 
-def the_task(tmp_path) -> Task:
+def open_book_steps() -> list[dict]:
+    """The setup of the Calc tests: no keep-format question, BOOK made and open in Calc."""
     profile = f"sed -i 's#</oor:items>#{NO_FORMAT_QUESTION}</oor:items>#' {PROFILE}"
+    return [
+        {"type": "execute", "parameters": {"command": profile}},
+        {"type": "execute", "parameters": {"command": f"python3 -c {shlex.quote(MAKE_BOOK)}"}},
+        {"type": "open", "parameters": {"path": BOOK}},
+    ]
+
+
+def the_task(tmp_path) -> Task:
     return Task.model_validate(
         {
             "id": "gui-gate",
             "instruction": f"Type 'Zoë 42' into the red cell C3 of {BOOK} and save it as xlsx.",
-            "config": [
-                {"type": "execute", "parameters": {"command": profile}},
-                {
-                    "type": "execute",
-                    "parameters": {"command": f"python3 -c {shlex.quote(MAKE_BOOK)}"},
-                },
-                {"type": "open", "parameters": {"path": BOOK}},
-            ],
+            "config": open_book_steps(),
             "evaluator": {},
             "base_dir": tmp_path,
         }

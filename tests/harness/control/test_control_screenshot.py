@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import shlex
 
 import pytest
 from PIL import Image
@@ -21,26 +20,16 @@ from harness.runner import run_task
 from sandboxes import SandboxConfig
 from tasks.schema import Task
 from tests.conftest import require_image
-from tests.gates.test_gate_gui_e2e import MAKE_BOOK, NO_FORMAT_QUESTION, PROFILE
+from tests.gates.test_gate_gui_e2e import BOOK, open_book_steps
 from tests.subagents.test_subagents_desktop import _computer, _red_point
-
-BOOK = "/home/user/book.xlsx"
 
 
 def the_task(tmp_path) -> Task:
-    profile = f"sed -i 's#</oor:items>#{NO_FORMAT_QUESTION}</oor:items>#' {PROFILE}"
     return Task.model_validate(
         {
             "id": "screenshot-calc",
             "instruction": f"Type 'Zoë 42' into the red cell C3 of {BOOK} and save it as xlsx.",
-            "config": [
-                {"type": "execute", "parameters": {"command": profile}},
-                {
-                    "type": "execute",
-                    "parameters": {"command": f"python3 -c {shlex.quote(MAKE_BOOK)}"},
-                },
-                {"type": "open", "parameters": {"path": BOOK}},
-            ],
+            "config": open_book_steps(),
             "evaluator": {
                 "func": "compare_table",
                 "result": {"type": "vm_file", "path": BOOK, "dest": "book.xlsx"},

@@ -6,8 +6,6 @@ GUI steps."""
 
 from __future__ import annotations
 
-import shlex
-
 import openpyxl
 import pytest
 
@@ -18,11 +16,10 @@ from sandboxes import SandboxConfig
 from subagents import Desktop
 from tasks.schema import Task
 from tests.conftest import require_image
-from tests.gates.test_gate_gui_e2e import MAKE_BOOK, NO_FORMAT_QUESTION, PROFILE
+from tests.gates.test_gate_gui_e2e import BOOK, open_book_steps
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.desktop]
 
-BOOK = "/home/user/book.xlsx"
 XDOTOOL = (
     ". /tmp/stateact-desktop.env; xdotool mousemove 7 9; xdotool type --delay 30 Zz9; "
     "xdotool key Return; sleep 1; xdotool key ctrl+s; echo xdotool-exit=$?"
@@ -35,19 +32,11 @@ BUS = (
 
 
 def the_task(tmp_path) -> Task:
-    profile = f"sed -i 's#</oor:items>#{NO_FORMAT_QUESTION}</oor:items>#' {PROFILE}"
     return Task.model_validate(
         {
             "id": "display-isolation",
             "instruction": f"Put Zz9 into A1 of {BOOK}.",
-            "config": [
-                {"type": "execute", "parameters": {"command": profile}},
-                {
-                    "type": "execute",
-                    "parameters": {"command": f"python3 -c {shlex.quote(MAKE_BOOK)}"},
-                },
-                {"type": "open", "parameters": {"path": BOOK}},
-            ],
+            "config": open_book_steps(),
             "evaluator": {},
             "base_dir": tmp_path,
         }
