@@ -33,7 +33,7 @@ demo: $(INSTALLED)
 	$(BIN)/stateact suite tasks/suites/longhorizon --demo --out runs/demo
 
 test: $(INSTALLED)
-	$(BIN)/python -m pytest -q -ra
+	$(BIN)/python -m pytest -q -ra --durations=40
 
 test-fast: $(INSTALLED)
 	$(BIN)/python -m pytest -q -ra -m "not slow"

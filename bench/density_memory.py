@@ -115,7 +115,10 @@ class SandboxMemory:
 
 class MemorySampler:
     """A thread that samples every sandbox of this process each `interval_s`; its own CPU time is
-    kept apart (`cpu_s`) so the harness's CPU figure does not include the measuring."""
+    kept apart (`cpu_s`) so the harness's CPU figure does not include the measuring.
+
+    Sandboxes are found by the engine's start events as well as by listing: a gate's observer
+    sandbox can live for less than a listing interval, and a listing alone would miss it."""
 
     def __init__(self, task_image_id: str, interval_s: float = 0.5):
         self.task_image_id = task_image_id
@@ -126,19 +129,52 @@ class MemorySampler:
         self.cpu_s = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="density-memory", daemon=True)
+        self._watcher = threading.Thread(target=self._watch, name="density-starts", daemon=True)
         self._folders: dict[str, Path] = {}
+        self._lock = threading.Lock()
+        self._events = None
+        self._watch_cpu_s = 0.0
 
     def __enter__(self) -> MemorySampler:
+        self._events = docker_client().events(
+            decode=True,
+            filters={"type": "container", "event": "start", "label": self._label()},
+        )
+        self._watcher.start()
         self._thread.start()
         return self
 
     def __exit__(self, *exc_info) -> None:
         self._stop.set()
+        self._events.close()
         self._thread.join(timeout=10)
+        self._watcher.join(timeout=10)
+
+    @staticmethod
+    def _label() -> str:
+        return f"{OWNER_LABEL}={owner_label()}"
+
+    def _watch(self) -> None:
+        """Record each sandbox as it starts, with one sample at once."""
+        client = docker_client()
+        try:
+            for event in self._events:
+                cid = event.get("id") or event.get("Actor", {}).get("ID")
+                if not cid or self._stop.is_set():
+                    continue
+                try:
+                    image_id = client.api.inspect_container(cid)["Image"]
+                except Exception:  # noqa: BLE001 - gone already: nothing to sample
+                    continue
+                self._track(cid, image_id)
+                self._sample()
+                self._watch_cpu_s = time.thread_time()
+        except Exception:  # noqa: BLE001 - the stream ends when closed on exit
+            return
 
     def _loop(self) -> None:
         client = docker_client()
-        filters = {"label": f"{OWNER_LABEL}={owner_label()}"}
+        filters = {"label": self._label()}
         listed_at = 0.0
         while not self._stop.is_set():
             now = time.monotonic()
@@ -146,28 +182,34 @@ class MemorySampler:
                 self._discover(client, filters)
                 listed_at = now
             self._sample()
-            self.cpu_s = time.thread_time()
+            self.cpu_s = time.thread_time() + self._watch_cpu_s
             self._stop.wait(self.interval_s)
 
     def _discover(self, client, filters: dict) -> None:
         live = client.api.containers(filters=filters)
         self.peak_live = max(self.peak_live, len(live))
         for container in live:
-            cid = container["Id"]
-            if cid in self._folders:
-                continue
+            self._track(container["Id"], container.get("ImageID"))
+
+    def _track(self, cid: str, image_id: str | None) -> None:
+        with self._lock:
+            if cid in self.sandboxes:
+                return
             folder = cgroup_folder(cid)
             if folder is None:
-                continue
-            kind = "task" if container.get("ImageID") == self.task_image_id else "view"
+                return
+            kind = "task" if image_id == self.task_image_id else "view"
             self._folders[cid] = folder
             self.sandboxes[cid] = SandboxMemory(cid, kind)
 
     def _sample(self) -> None:
-        for cid, folder in list(self._folders.items()):
+        with self._lock:
+            folders = list(self._folders.items())
+        for cid, folder in folders:
             value = working_set(folder)
             if value is None:
-                del self._folders[cid]  # removed
+                with self._lock:
+                    self._folders.pop(cid, None)  # removed
             else:
                 record = self.sandboxes[cid]
                 record.samples.append(value)

@@ -91,7 +91,10 @@ while components.hasMoreElements():
         continue  # not a document model (a Basic IDE, a start centre)
     path = uno.fileUrlToSystemPath(url) if url.startswith("file://") else ""
     documents.append({{"path": path, "url": url, "modified": modified}})
-print(json.dumps({{"asked": True, "documents": documents}}))
+print(json.dumps({{"asked": True, "documents": documents}}), flush=True)
+# Tearing the UNO bridge down at interpreter exit sometimes crashes (SIGSEGV); nothing is left.
+import os
+os._exit(0)
 """
 
 OBSERVER_ARGV = [

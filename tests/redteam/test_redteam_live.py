@@ -323,7 +323,9 @@ remote = resolver.resolve("uno:pipe,name=stateact-uno;urp;StarOffice.ComponentCo
 desktop = remote.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", remote)
 document = desktop.getCurrentComponent()
 document.getSheets().getByIndex(0).getCellByPosition(1, 1).setString("high")
-print("modified", document.isModified())
+print("modified", document.isModified(), flush=True)
+import os
+os._exit(0)  # tearing the UNO bridge down at exit sometimes crashes (SIGSEGV)
 """
 
 
