@@ -10,6 +10,7 @@ import json
 import re
 
 from harness.apps.osworld2_run import RecordedUser
+from harness.control.lstc.controller import LstcController
 from harness.control.registry import run_control
 from harness.kernel.loop import RunStats
 from harness.kernel.records import RunRecord, load_events
@@ -151,8 +152,12 @@ def test_the_andor_op_grain_asks_as_one_operation(tmp_path, local_sandbox):
     one_op = [call("ask_user", question="Which colour?")]
     context = context_for(tmp_path, local_sandbox, "andor", RoutedModel(planner, one_op), user)
     context.config.andor.grain = "op"
-    run_control(context)
+    end = run_control(context)
     assert asked(tmp_path) == [("Which colour?", ANSWER)]
+    # the operation's result (the answer) is the node's report, which its completion check read
+    assert end.status == "completed", end
+    tree = json.loads((tmp_path / "run" / "tree.json").read_text())
+    assert ANSWER in tree["root"]["report"]
 
 
 # -- lstc: the planner's ASK action ----------------------------------------------------------------
@@ -193,6 +198,19 @@ def test_the_lstc_planner_asks_the_user_and_keeps_the_answer(tmp_path, local_san
     assert written(local_sandbox) == "teal"
     actions = [e for e in load_events(tmp_path / "run") if e["event"] == "lstc_action"]
     assert (actions[0]["tool"], actions[0]["ok"]) == ("ask_user", True)
+
+
+def test_a_resumed_lstc_run_keeps_the_answer_without_asking_again(tmp_path, local_sandbox):
+    first = ScriptedUser(ANSWER)
+    run_control(context_for(tmp_path, local_sandbox, "lstc", RoutedModel(LstcPlanner()), first))
+    again = ScriptedUser("Red.")
+    context = context_for(tmp_path, local_sandbox, "lstc", RoutedModel(LstcPlanner()), again)
+    controller = LstcController(context, review=None)
+    controller._restore(-1)  # what `run(resume=True)` does first: replay the recorded actions
+    assert again.questions == []
+    resumed = [e for e in load_events(tmp_path / "run") if e["event"] == "resumed"]
+    assert resumed[-1]["replayed_calls"] == 1  # the bash action ran again, the question did not
+    assert controller.state.answers == [f"Q: Which colour? A: {ANSWER}"]
 
 
 def test_lstc_refuses_an_ask_where_the_task_allows_no_asking(tmp_path, local_sandbox):
