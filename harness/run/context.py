@@ -37,8 +37,8 @@ class RunContext(RunScope):
     milestone: dict | None = None
     """The milestone a resumed run's sandbox was restored from."""
     extra_tools: list = field(default_factory=list)
-    """Tools the task brings for the main agent in every control mode (OSWorld 2.0's
-    `ask_user`)."""
+    """Tools the task brings (OSWorld 2.0's `ask_user`) for the agent that owns the task: the main
+    agent (`stateact`, `screenshot`), an `andor` leaf worker, the `lstc` planner's actions."""
 
     @property
     def since_event_index(self) -> int | None:

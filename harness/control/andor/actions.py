@@ -27,6 +27,12 @@ RUN_ENDING = ("cost_limit", "time_limit", "script_exhausted")
 STOPPED = re.compile(r"^Report from (\S+) \(\d+ turns\):\n\[\1 stopped without a report \((\w+)\)")
 
 
+def ask_user_note(context) -> str:
+    """The prompt's paragraph on asking the user, where the task lets a leaf ask."""
+    asks = any(getattr(t, "name", "") == "ask_user" for t in context.extra_tools)
+    return prompt("andor_ask_user.md") if asks else ""
+
+
 def seed_text(instruction: str, done: str, goal: str) -> str:
     return (
         f"<task>\n{instruction}\n</task>\n\n<done-so-far>\n{done}\n</done-so-far>\n\n"
@@ -48,7 +54,9 @@ class ActionRunner:
         tools = [BashTool(sandbox, session="andor"), PythonTool(sandbox), EditorTool(sandbox)]
         if self.delegate is not None:  # a code worker may hand a browser or screen part on
             tools.append(self.delegate.for_agent("andor-worker", self.specialists))
-        return [*tools, ReportTool()]
+        # the task's own tools (OSWorld 2.0's ask_user): a worker may ask the user what its
+        # subgoal leaves open, as the main agent may in the default mode
+        return [*tools, *self.context.extra_tools, ReportTool()]
 
     def run(self, node, instruction: str, done: str) -> tuple[bool, str]:
         agent = node.agent or "worker"
@@ -68,7 +76,7 @@ class ActionRunner:
         loop = ToolLoop(
             self.context.model,
             self.worker_tools(),
-            prompt("andor_action.md"),
+            prompt("andor_action.md") + ask_user_note(self.context),
             agent=f"andor-{node.id}",
             config=LoopConfig(
                 max_turns=self.config.andor.worker_turns,

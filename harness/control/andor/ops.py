@@ -20,7 +20,7 @@ from subagents import ComputerTool, Desktop, available_specialists
 from subagents.web import Browser, web_tools
 
 from ..jsonask import prompt
-from .actions import RUN_ENDING, seed_text
+from .actions import RUN_ENDING, ask_user_note, seed_text
 
 NOT_RUN = "Not run: an action node is one operation; this reply's first call was the operation."
 
@@ -61,6 +61,7 @@ class OpRunner:
             size = tuple(context.config.sandbox.display_size)
             desktop = Desktop(sandbox, size)
             self.tools.append(ComputerTool(desktop, context.model.name, context.stats))
+        self.tools += context.extra_tools  # asking the user (ask_user) is one operation too
 
     def worker_tools(self) -> list:
         """What a resumed run replays: the state-changing operations."""
@@ -71,7 +72,7 @@ class OpRunner:
         loop = ToolLoop(
             self.context.model,
             [OneOperation(tool, budget) for tool in self.tools],
-            prompt("andor_op.md"),
+            prompt("andor_op.md") + ask_user_note(self.context),
             agent=f"andor-{node.id}",
             config=LoopConfig(
                 max_turns=1,

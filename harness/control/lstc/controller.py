@@ -37,6 +37,7 @@ from ..jsonask import PROMPTS, JsonAsker, prompt
 from ..memory import with_lessons
 from ..registry import control_mode
 from .abstract import abstract_step
+from .ask import ASK_TOOL, ask, ask_user_tool
 from .channels import Channels
 from .gui import GUI_TOOLS
 from .region import scaled
@@ -67,7 +68,8 @@ class LstcController:
         self.ask = JsonAsker(context.model, context, agent="lstc", retries=retries)
         self.state = LongTermState()
         self.channels = Channels(context)
-        self.tools = TOOLS + self.channels.gui_tools
+        self.user = ask_user_tool(context)  # None: the task does not let the agent ask
+        self.tools = TOOLS + ((ASK_TOOL,) if self.user else ()) + self.channels.gui_tools
         self.guard = RepeatGuard(self.channels.gui_tools)
         self.abstraction = StepAbstraction(context, self.channels.gui is not None)
         self.verification = FinalVerification(context, retries)
@@ -133,6 +135,7 @@ class LstcController:
         else:
             user, system = self.state.render_short(self.instruction), prompt("lstc_plan_short.md")
         system += prompt("lstc_gui.md") if self.channels.gui else ""
+        system += prompt("lstc_ask_user.md") if self.user else ""
         images = ()
         if l2s and self.settings.planner_screenshot and self.channels.gui is not None:
             screen = self.channels.screen()
@@ -159,7 +162,10 @@ class LstcController:
             self._suppressed(tool, command, refusal)
             return {**shown, "route": "stall", "refused": True}
         self.stats.tool_uses += 1
-        outcome = self.channels.act(tool, command)
+        if tool == ASK_TOOL:
+            outcome = ask(self.user, command, self.state)
+        else:
+            outcome = self.channels.act(tool, command)
         self._record(
             "lstc_action", tool=tool, input=command, ok=outcome.ok, output=outcome.output[:4000]
         )
@@ -339,8 +345,10 @@ class LstcController:
             self.state = LongTermState(**steps[-1]["state"])
         replayed = 0
         for index, event in enumerate(events):
-            # GUI actions are not replayed: a point on an old screen may mean something else now
-            if event["event"] == "lstc_action" and index > since and event["tool"] not in GUI_TOOLS:
+            # GUI actions are not replayed: a point on an old screen may mean something else now;
+            # nor is a question: its answer is in the restored state
+            replayable = event.get("tool") not in (*GUI_TOOLS, ASK_TOOL)
+            if event["event"] == "lstc_action" and index > since and replayable:
                 self.channels.execute(event["tool"], event["input"])
                 replayed += 1
         self._record("resumed", replayed_calls=replayed, since_event_index=since)

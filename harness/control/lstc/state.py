@@ -32,6 +32,9 @@ class LongTermState:
     """Steps since the last context refinement."""
     recent: list[str] = field(default_factory=list)
     """The last step's evidence lines (what the planner sees without L2S)."""
+    answers: list[str] = field(default_factory=list)
+    """The user's answers to `ask_user` actions, verbatim (`ask.py`); they hold for the whole
+    task."""
 
     def render(self, instruction: str, task_state=None) -> str:
         evidence = "\n".join(f"- {line}" for line in self.evidence) or "- (none yet)"
@@ -46,6 +49,7 @@ class LongTermState:
             f"DONE SUBGOALS:\n{done}",
             f"EVIDENCE FOR THE SUBGOAL:\n{evidence}",
             f"FEEDBACK: {self.feedback}",
+            *self._answers(),
         ]
         if avoid:
             parts.append(f"DO NOT REPEAT (no effect before):\n{avoid}")
@@ -56,7 +60,13 @@ class LongTermState:
     def render_short(self, instruction: str) -> str:
         """Without L2S: the task and the last step's result only, no persistent control state."""
         last = "\n".join(f"- {line}" for line in self.recent) or "- (no step yet)"
-        return f"TASK: {instruction}\n\nLAST STEP:\n{last}\n\nFEEDBACK: {self.feedback}"
+        parts = [f"TASK: {instruction}", f"LAST STEP:\n{last}", f"FEEDBACK: {self.feedback}"]
+        return "\n\n".join([*parts, *self._answers()])
+
+    def _answers(self) -> list[str]:
+        if not self.answers:
+            return []
+        return ["USER ANSWERS:\n" + "\n".join(f"- {a}" for a in self.answers)]
 
 
 def parse_commitment(value, max_actions: int = 4, tools: tuple[str, ...] = TOOLS) -> dict:
