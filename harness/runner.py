@@ -12,7 +12,7 @@ import time
 import traceback
 from pathlib import Path
 
-from harness.kernel.core import BudgetExceeded, Model, StateActError
+from harness.kernel.core import Model, StateActError
 from harness.kernel.loop import RunStats
 from harness.kernel.records import RunRecord, write_json_atomic
 from harness.run.config import RunConfig
@@ -124,13 +124,7 @@ class _Run:
                 self.sandbox = self.selection.run()  # the chosen rollout's; the setup one closed
                 self.outcome = self.selection.adopt(self.outcome)
             else:
-                end = run_control(context)
-                self.outcome.status = end.status
-                self.outcome.final_action = "FAIL" if end.status == "infeasible" else None
-                # A WebArena task's answer: the accepted finish's text (andor: the root's report).
-                self.outcome.answer = end.message if end.status == "completed" else None
-                if isinstance(end, BudgetExceeded):  # the error column says which budget ended
-                    self.outcome.error = end.message
+                self.outcome.take_end(run_control(context))
             # Judging starts when the agent stops: nothing it started acts while the harness
             # scores.
             frozen = freeze_agent(self.sandbox, end=True)

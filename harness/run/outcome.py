@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from harness.kernel.core import StateActError, Usage
+from harness.kernel.core import BudgetExceeded, StateActError, Usage
 from harness.kernel.loop import RunStats
 from sandboxes import SandboxError
 
@@ -43,6 +43,16 @@ class TaskOutcome:
 
     def fail(self, status: str, error: str) -> None:
         self.status, self.error = status, error
+
+    def take_end(self, end) -> None:
+        """What the control mode's end says: status, FAIL for infeasible, the answer (the
+        accepted finish's text, WebArena's string_match input; andor: the root's report), and
+        which budget ended the run in the error column."""
+        self.status = end.status
+        self.final_action = "FAIL" if end.status == "infeasible" else None
+        self.answer = end.message if end.status == "completed" else None
+        if isinstance(end, BudgetExceeded):
+            self.error = end.message
 
     def result(self, stats: RunStats) -> dict:
         usage = stats.usage
