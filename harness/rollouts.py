@@ -12,7 +12,7 @@ from harness.control import run_control
 from harness.control.best_of import Rollout, select_rollout, selection_summary
 from harness.control.milestones import discard_milestones
 from harness.control.structagent.judge import judge_choice
-from harness.kernel.core import BudgetExceeded, StateActError
+from harness.kernel.core import StateActError
 from harness.kernel.loop import RunStats
 from harness.kernel.records import RunRecord
 from harness.models import make_model
@@ -39,6 +39,8 @@ class BestOf:
         self.gate_models = self._per_rollout(gate_model, "gate_model")
         self.sandboxes: list = [None] * self.n
         self.results: list[dict] = []
+        self.answers: list[str | None] = [None] * self.n
+        """Each rollout's `finish` answer; the chosen one's is what string_match reads."""
         self.chosen: Rollout | None = None
         self.reasons: list[str] = []
         self.snapshot = None
@@ -123,11 +125,8 @@ class BestOf:
                 outcome=outcome,
                 started_at=base.started_at,
             )
-            end = run_control(context)
-            outcome.status = end.status
-            outcome.final_action = "FAIL" if end.status == "infeasible" else None
-            if isinstance(end, BudgetExceeded):
-                outcome.error = end.message
+            outcome.take_end(run_control(context))
+            self.answers[index - 1] = outcome.answer
         except StateActError as exc:
             outcome.fail(error_status(exc, outcome.status), str(exc))
         except Exception as exc:  # one rollout's bug must not take the others down
@@ -141,11 +140,12 @@ class BestOf:
         return result
 
     def adopt(self, outcome: TaskOutcome) -> TaskOutcome:
-        """The top-level outcome takes the chosen rollout's status and gate record."""
+        """The top-level outcome takes the chosen rollout's status, answer and gate record."""
         chosen = self.results[self.chosen.index - 1]
         outcome.status = chosen["status"]
         outcome.error = chosen["error"]
         outcome.final_action = "FAIL" if chosen["status"] == "infeasible" else None
+        outcome.answer = self.answers[self.chosen.index - 1]
         outcome.gate_rounds = chosen["gate_rounds"]
         outcome.gate_passed = chosen["gate_passed"]
         return outcome

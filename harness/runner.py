@@ -12,7 +12,7 @@ import time
 import traceback
 from pathlib import Path
 
-from harness.kernel.core import BudgetExceeded, Model, StateActError
+from harness.kernel.core import Model, StateActError
 from harness.kernel.loop import RunStats
 from harness.kernel.records import RunRecord, write_json_atomic
 from harness.run.config import RunConfig
@@ -32,7 +32,7 @@ from .control import controller_for, run_control
 from .control.memory import remember
 from .control.milestones import discard_milestones, last_milestone, snapshot_of
 from .models import endpoint_provider, make_model
-from .models.judge import ModelJudge
+from .models.judge import counting_judge_usage, judge_model
 from .rollouts import BestOf
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ def _prepared(config: RunConfig) -> RunConfig:
     if config.sites:  # the WebArena sites (a Python API or Ray node run sets them here)
         configure_webarena(config.sites, cache=config.cache_dir)
         if config.judge_model and webarena_deployment().judge is None:
-            use_judge(ModelJudge(make_model(config.judge_model, config.model_options)))
+            use_judge(judge_model(config.judge_model, config.model_options))
     return config
 
 
@@ -124,19 +124,13 @@ class _Run:
                 self.sandbox = self.selection.run()  # the chosen rollout's; the setup one closed
                 self.outcome = self.selection.adopt(self.outcome)
             else:
-                end = run_control(context)
-                self.outcome.status = end.status
-                self.outcome.final_action = "FAIL" if end.status == "infeasible" else None
-                # A WebArena task's answer: the accepted finish's text (andor: the root's report).
-                self.outcome.answer = end.message if end.status == "completed" else None
-                if isinstance(end, BudgetExceeded):  # the error column says which budget ended
-                    self.outcome.error = end.message
+                self.outcome.take_end(run_control(context))
             # Judging starts when the agent stops: nothing it started acts while the harness
             # scores.
             frozen = freeze_agent(self.sandbox, end=True)
             if frozen is not None:
                 self.record.append("agent_stopped", agent="harness", **frozen.summary())
-            _score(self.task, self.sandbox, self.config, self.outcome)
+            _score(self.task, self.sandbox, self.config, self.outcome, self.stats)
             if after_run is not None:
                 after_run(self.sandbox)
         except StateActError as exc:
@@ -188,8 +182,9 @@ class _Run:
         )
 
 
-def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None:
-    """Run the task's postconfig and checker against the sandbox as the agent left it."""
+def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome, stats) -> None:
+    """Run the task's postconfig and checker against the sandbox as the agent left it. A judge
+    model's calls (WebArena's fuzzy_match) count in the run's cost, as the gate model's do."""
     if not task.evaluator or not task.evaluator.func:
         return
 
@@ -205,14 +200,18 @@ def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome) -> None
             )
         except StateActError as exc:
             outcome.evaluation_note = f"postconfig failed: {exc}"
-        evaluation = evaluate(
-            task,
-            SandboxSource(sandbox),
-            cache_dir=config.cache_path,
-            work_dir=Path(work_dir),
-            final_action=outcome.final_action,
-            answer=outcome.answer,
-        )
+        with counting_judge_usage() as judged:
+            evaluation = evaluate(
+                task,
+                SandboxSource(sandbox),
+                cache_dir=config.cache_path,
+                work_dir=Path(work_dir),
+                final_action=outcome.final_action,
+                answer=outcome.answer,
+            )
+    if judged.prompt_tokens or judged.output_tokens:
+        stats.usage.add(judged)
+        outcome.judge_usage = judged
     outcome.score = evaluation.score
     outcome.metrics = [metric.model_dump() for metric in evaluation.metrics]
     if evaluation.error:

@@ -127,8 +127,11 @@ class AnthropicModel:
             budget = self.config.thinking_budget
             params["thinking"] = {"type": "enabled", "budget_tokens": budget}
             params["max_tokens"] = max(self.config.max_tokens, budget + 4096)
-        elif self.config.temperature is not None:
-            params["temperature"] = self.config.temperature
+        elif self.config.temperature is not None:  # the SDK 2.x / API 2026-10-21 has none
+            raise StateActError(
+                "the Anthropic Messages API takes no sampling temperature (any value is refused); "
+                "leave `temperature` unset for anthropic/ models."
+            )
         api = self.client.beta.messages if betas else self.client.messages
         extra = {"betas": betas} if betas else {}
         response = self.retrier.call(

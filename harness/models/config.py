@@ -18,7 +18,8 @@ class ModelConfig(BaseModel):
     max_tokens: int = Field(8192, gt=0)
     """Most tokens the model may write in one turn."""
     temperature: float | None = None
-    """Sampling temperature; None leaves the provider's default."""
+    """Sampling temperature; None leaves the provider's default. OpenAI-compatible APIs only:
+    Anthropic's Messages API refuses any, so an anthropic/ model with one set says so."""
     base_url: str | None = None
     """API endpoint; None uses ANTHROPIC_BASE_URL / OPENAI_BASE_URL or the provider's default."""
     api_key: str | None = Field(None, exclude=True)

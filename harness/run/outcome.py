@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from harness.kernel.core import StateActError
+from harness.kernel.core import BudgetExceeded, StateActError, Usage
 from harness.kernel.loop import RunStats
 from sandboxes import SandboxError
 
@@ -33,6 +33,8 @@ class TaskOutcome:
         self.gate_rounds = 0
         self.gate_passed: bool | None = None
         self.evaluation_note: str | None = None
+        self.judge_usage: Usage | None = None
+        """What the judge model's calls used while scoring (already in the run's usage)."""
         self.options: dict = {}
         """The run's ablation switches (`RunConfig.options`)."""
         self.control_stats: dict = {}
@@ -41,6 +43,16 @@ class TaskOutcome:
 
     def fail(self, status: str, error: str) -> None:
         self.status, self.error = status, error
+
+    def take_end(self, end) -> None:
+        """What the control mode's end says: status, FAIL for infeasible, the answer (the
+        accepted finish's text, WebArena's string_match input; andor: the root's report), and
+        which budget ended the run in the error column."""
+        self.status = end.status
+        self.final_action = "FAIL" if end.status == "infeasible" else None
+        self.answer = end.message if end.status == "completed" else None
+        if isinstance(end, BudgetExceeded):
+            self.error = end.message
 
     def result(self, stats: RunStats) -> dict:
         usage = stats.usage
@@ -71,4 +83,16 @@ class TaskOutcome:
             "preset": self.preset,
             "options": self.options,
             "control_stats": self.control_stats,
+            **self._judge_fields(),
+        }
+
+    def _judge_fields(self) -> dict:
+        """The judge's share of the cost and tokens above, when a judge model scored the task."""
+        judged = self.judge_usage
+        if judged is None:
+            return {}
+        return {
+            "judge_cost_usd": round(judged.cost_usd, 6) if judged.priced else None,
+            "judge_input_tokens": judged.prompt_tokens,
+            "judge_output_tokens": judged.output_tokens,
         }
