@@ -33,10 +33,10 @@ FAIL_ACTION = "FAIL"
 FILE_GETTERS = {"vm_file", "cache_file", "local_file"}
 
 # A metric's comparison parses the agent's files (a sheet's XML, a slide deck, an image, a PDF) in
-# a forked child: a file inside the copy-out and zip caps can still make a parser grow and run on
-# (a 2.6 MiB xlsx of 1.2M cells: openpyxl +400 MiB and 32 s; the zip caps allow 100 times that
-# sheet). Honest OSWorld files are small and compare in well under a second; 1 GiB and 120 s (OCR's
-# own Tesseract limit) leave room for large honest files while bounding what a hostile one costs.
+# a forked child: a file inside the copy-out and zip caps can still make a parser grow by many GiB
+# (a 256 MiB shared-strings part in openpyxl) or loop for ever. An honest OSWorld comparison needs
+# well under 200 MiB and a few seconds; 1 GiB and 120 s (as long as OCR's own Tesseract limit)
+# leave room for large honest files while bounding what a hostile one costs the harness.
 METRIC_MEMORY_BYTES = 1024 * MiB
 METRIC_TIMEOUT_S = 120.0
 # Metrics that start a sandbox of their own stay in this process: that sandbox is their bound, and a
