@@ -9,8 +9,6 @@ as is.
 
 from __future__ import annotations
 
-import pickle
-import resource
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +18,7 @@ from pydantic import BaseModel, Field
 import tasks.metrics  # noqa: F401  (registers every metric)
 from harness.kernel.core import StateActError, ToolError
 from sandboxes import SandboxError
-from sandboxes.agent_files import FileLimitError, MiB, bounded_call, clip
+from sandboxes.agent_files import FileLimitError, clip
 from tasks.agent_code import agent_sandbox_is
 from tasks.eval_failure import EvaluationFailed
 from tasks.getters import GetterContext, StateSource, run_getter
@@ -31,17 +29,6 @@ from tasks.webarena.task import webarena_of
 
 FAIL_ACTION = "FAIL"
 FILE_GETTERS = {"vm_file", "cache_file", "local_file"}
-
-# A metric's comparison parses the agent's files (a sheet's XML, a slide deck, an image, a PDF) in
-# a forked child: a file inside the copy-out and zip caps can still make a parser grow by many GiB
-# (a 256 MiB shared-strings part in openpyxl) or loop for ever. An honest OSWorld comparison needs
-# well under 200 MiB and a few seconds; 1 GiB and 120 s (as long as OCR's own Tesseract limit)
-# leave room for large honest files while bounding what a hostile one costs the harness.
-METRIC_MEMORY_BYTES = 1024 * MiB
-METRIC_TIMEOUT_S = 120.0
-# Metrics that start a sandbox of their own stay in this process: that sandbox is their bound, and a
-# child killed at the deadline would leave its container behind.
-IN_PROCESS_METRICS = {"check_python_file_by_test_suite"}
 
 
 class MetricResult(BaseModel):
@@ -120,9 +107,9 @@ def apply_metric(name: str, fetch_result, fetch_expected, options) -> MetricResu
         if fetch_expected is not None:
             expected = fetch_expected()
             inputs["expected"] = value_preview(expected)
-            value = compare(name, fn, (result, expected), kwargs)
+            value = float(fn(result, expected, **kwargs))
         else:
-            value = compare(name, fn, (result,), kwargs)
+            value = float(fn(result, **kwargs))
         if not 0.0 <= value <= 1.0:
             return MetricResult(
                 name=name,
@@ -147,60 +134,6 @@ def apply_metric(name: str, fetch_result, fetch_expected, options) -> MetricResu
             reason = f"{type(exc).__name__}: {reason}"
         # The reason may quote the agent's file (a parser's message): a few KiB reach the record.
         return MetricResult(name=name, value=0.0, error=clip(reason), inputs=inputs or None)
-
-
-def compare(name: str, fn, args: tuple, kwargs: dict) -> float:
-    """The metric's value on fetched values, computed under the metric bound (getters, which talk
-    to the sandbox, have already run here in the parent); raises what the metric raised, or
-    FileLimitError when the comparison passed the bound."""
-    if name in IN_PROCESS_METRICS:
-        return float(fn(*args, **kwargs))
-    outcome, value = bounded_call(
-        _bounded_metric, fn, args, kwargs, memory=METRIC_MEMORY_BYTES, timeout_s=METRIC_TIMEOUT_S
-    )
-    if outcome == "raised":
-        raise value
-    return value
-
-
-def _bounded_metric(fn, args: tuple, kwargs: dict) -> tuple[str, object]:
-    """In the child: ("value", the float) or ("raised", the exception), so the parent handles a
-    metric's error exactly as if it had run in process."""
-    try:
-        outcome = "value", float(fn(*args, **kwargs))
-    except MemoryError:
-        raise  # bounded_call reports it as the memory limit
-    except Exception as exc:  # noqa: BLE001 - handed to the parent, which classifies it
-        outcome = "raised", _portable(exc)
-    # Many metrics keep OSWorld's `except Exception` around their loaders, which also catches a
-    # MemoryError (the sheet then reads as missing, or unreadable for a reason that says nothing):
-    # a peak this close to the cap counts as the cap.
-    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
-    if limit != resource.RLIM_INFINITY and _peak_address_space() > limit - METRIC_MEMORY_BYTES // 4:
-        return "raised", FileLimitError(
-            f"comparing the file needed more than {METRIC_MEMORY_BYTES // MiB * 3 // 4:,} MiB"
-            " of memory; stopped."
-        )
-    return outcome
-
-
-def _peak_address_space() -> int:
-    """This process's peak address-space size in bytes (Linux's VmPeak; a forked child starts
-    from its size at the fork)."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmPeak:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def _portable(exc: Exception) -> Exception:
-    """`exc` if it survives the pipe to the parent, else a StateActError naming it."""
-    try:
-        pickle.loads(pickle.dumps(exc))
-        return exc
-    except Exception:  # noqa: BLE001 - an exception whose arguments do not pickle
-        return StateActError(f"{type(exc).__name__}: {exc}")
 
 
 PREVIEW_CHARS = 300
