@@ -15,19 +15,12 @@ from harness.models.scripted import ScriptedModel
 from harness.run.config import RunConfig
 from harness.runner import run_task
 from tasks.schema import load_task
-from tasks.webarena.deployment import configure, use_judge
 from tests.control_helpers import bash, call
 
 TASK = Path(__file__).parents[2] / "webarena_standin" / "tasks" / "188.json"  # must_include 365.42
 
 
-@pytest.fixture(autouse=True)
-def fresh_deployment():
-    configure(None, 1)
-    use_judge(None)
-    yield
-    configure(None, 1)
-    use_judge(None)
+pytestmark = pytest.mark.usefixtures("fresh_deployment")
 
 
 @pytest.fixture

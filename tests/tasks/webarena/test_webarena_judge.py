@@ -34,13 +34,7 @@ CLIENTS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def fresh_deployment():
-    configure(None, 1)
-    use_judge(None)
-    yield
-    configure(None, 1)
-    use_judge(None)
+pytestmark = pytest.mark.usefixtures("fresh_deployment")
 
 
 def options_for(server, **more) -> ModelConfig:

@@ -41,13 +41,7 @@ SITES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def fresh_deployment():
-    configure(None, 1)
-    use_judge(None)
-    yield
-    configure(None, 1)
-    use_judge(None)
+pytestmark = pytest.mark.usefixtures("fresh_deployment")
 
 
 @pytest.fixture(scope="module")
