@@ -59,3 +59,9 @@ class AskUserTool:
         except StateActError as exc:
             return ToolResult(error=f"the user could not be reached: {exc}")
         return ToolResult(output=answer if answer else NO_USER)
+
+
+def ask_user_among(tools: list) -> AskUserTool | None:
+    """The `ask_user` tool among a task's tools (`RunContext.extra_tools`), or None where the task
+    does not let the agent ask."""
+    return next((t for t in tools if getattr(t, "name", "") == AskUserTool.name), None)

@@ -14,6 +14,7 @@ import re
 from harness.kernel.core import BudgetExceeded, Finished, StateActError, ToolError
 from harness.kernel.loop import LoopConfig, ToolLoop
 from harness.tools import BashTool, EditorTool, PythonTool
+from harness.tools.ask_user import ask_user_among
 from sandboxes.toolbox.protocol import FsChanged
 from sandboxes.typed import run
 from subagents import DelegateTool, ReportTool, available_specialists
@@ -29,8 +30,7 @@ STOPPED = re.compile(r"^Report from (\S+) \(\d+ turns\):\n\[\1 stopped without a
 
 def ask_user_note(context) -> str:
     """The prompt's paragraph on asking the user, where the task lets a leaf ask."""
-    asks = any(getattr(t, "name", "") == "ask_user" for t in context.extra_tools)
-    return prompt("andor_ask_user.md") if asks else ""
+    return prompt("andor_ask_user.md") if ask_user_among(context.extra_tools) else ""
 
 
 def seed_text(instruction: str, done: str, goal: str) -> str:

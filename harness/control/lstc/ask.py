@@ -5,15 +5,17 @@ user decided holds for the rest of the task, not only for the step that asked.""
 
 from __future__ import annotations
 
+from harness.tools.ask_user import AskUserTool, ask_user_among
+
 from .channels import Outcome
 
-ASK_TOOL = "ask_user"
+ASK_TOOL = AskUserTool.name
 KEPT_ANSWERS = 8
 
 
 def ask_user_tool(context):
     """The run's `ask_user` tool, or None where the task brings none (asking is not allowed)."""
-    return next((t for t in context.extra_tools if getattr(t, "name", "") == ASK_TOOL), None)
+    return ask_user_among(context.extra_tools)
 
 
 def ask(tool, question: str, state) -> Outcome:
