@@ -130,7 +130,7 @@ class _Run:
             frozen = freeze_agent(self.sandbox, end=True)
             if frozen is not None:
                 self.record.append("agent_stopped", agent="harness", **frozen.summary())
-            _score(self.task, self.sandbox, self.config, self.outcome, self.stats)
+            _score(self.task, self.sandbox, self.config, self.outcome, self.stats, self.record)
             if after_run is not None:
                 after_run(self.sandbox)
         except StateActError as exc:
@@ -182,9 +182,10 @@ class _Run:
         )
 
 
-def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome, stats) -> None:
+def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome, stats, record) -> None:
     """Run the task's postconfig and checker against the sandbox as the agent left it. A judge
-    model's calls (WebArena's fuzzy_match) count in the run's cost, as the gate model's do."""
+    model's calls (WebArena's fuzzy_match) count in the run's cost, as the gate model's do, and
+    each is a `judge_call` event of the trajectory: what it read and what it answered."""
     if not task.evaluator or not task.evaluator.func:
         return
 
@@ -209,9 +210,11 @@ def _score(task: Task, sandbox, config: RunConfig, outcome: TaskOutcome, stats) 
                 final_action=outcome.final_action,
                 answer=outcome.answer,
             )
-    if judged.prompt_tokens or judged.output_tokens:
-        stats.usage.add(judged)
-        outcome.judge_usage = judged
+    for call in judged.calls:
+        record.append("judge_call", agent="judge", **call)
+    if judged.usage.prompt_tokens or judged.usage.output_tokens:
+        stats.usage.add(judged.usage)
+        outcome.judge_usage = judged.usage
     outcome.score = evaluation.score
     outcome.metrics = [metric.model_dump() for metric in evaluation.metrics]
     if evaluation.error:

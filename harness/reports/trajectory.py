@@ -123,6 +123,13 @@ def _event_html(event: dict, span: tuple[float, float, float] | None) -> str:
             f'<div class="turn gate"><h3>gate round {fmt(event.get("round"))}: {verdict}</h3>'
             f"{gaps}</div>"
         )
+    if kind == "judge_call":  # a checker's judge model: what it read and what it answered
+        answer = event.get("answer")
+        said = "no answer (the call failed)" if not answer else answer
+        return (
+            f'<div class="turn gate"><h3>judge {esc(str(event.get("model", "?")))}</h3>'
+            f"<pre>{esc(str(event.get('user', '')))}</pre><p>{esc(said)}</p></div>"
+        )
     if kind in ("end", "compaction", "resumed", "setup_done"):
         details = {k: v for k, v in event.items() if k not in ("event", "agent", "time", "content")}
         text = esc(json.dumps(details, default=str)[:500])

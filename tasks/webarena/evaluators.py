@@ -89,11 +89,21 @@ def must_include(ref: str, pred: str, tokenize: bool = False) -> float:
     return float(clean_ref in clean_pred)
 
 
+class JudgeFailed(StateActError):
+    """No verdict from the judge model (none configured, a failed call, an empty or unreadable
+    answer): the task could not be judged, which says nothing about the work."""
+
+
 def _judged(judge: Judge | None, prompt: str, **fields: str) -> str:
     if judge is None:
-        raise StateActError("this task's answer is judged by a model; give one (--judge-model)")
+        raise JudgeFailed("this task's answer is judged by a model; give one (--judge-model)")
     text = (PROMPTS / f"{prompt}.md").read_text(encoding="utf-8").format(**fields)
-    return judge.complete(JUDGE_SYSTEM, text).lower()
+    try:
+        return judge.complete(JUDGE_SYSTEM, text).lower()
+    except JudgeFailed:
+        raise
+    except StateActError as exc:
+        raise JudgeFailed(f"the judge model gave no verdict: {exc}") from None
 
 
 def fuzzy_match(ref: str, pred: str, intent: str, judge: Judge | None) -> float:
@@ -101,7 +111,7 @@ def fuzzy_match(ref: str, pred: str, intent: str, judge: Judge | None) -> float:
     if "partially correct" in answer or "incorrect" in answer:
         return 0.0
     if "correct" not in answer:
-        raise StateActError(f"the judge's verdict says neither correct nor incorrect: {answer!r}")
+        raise JudgeFailed(f"the judge's verdict says neither correct nor incorrect: {answer!r}")
     return 1.0
 
 
@@ -110,7 +120,7 @@ def unachievable_match(ref: str, pred: str, intent: str, judge: Judge | None) ->
     if "different" in answer:
         return 0.0
     if "same" not in answer:
-        raise StateActError(f"the judge's verdict says neither same nor different: {answer!r}")
+        raise JudgeFailed(f"the judge's verdict says neither same nor different: {answer!r}")
     return 1.0
 
 

@@ -19,7 +19,7 @@ from harness.kernel.core import StateActError
 from tasks.chrome_live import cdp_call
 from tasks.webarena.browser import BrowserFailed, ObserverPage, Run, state_file
 from tasks.webarena.deployment import Deployment, active
-from tasks.webarena.evaluators import evaluate_task
+from tasks.webarena.evaluators import JudgeFailed, evaluate_task
 from tasks.webarena.rest import SandboxShopHelpers
 from tasks.webarena.schema import WebArenaTask
 from tasks.webarena.sites import LOGIN_SITES
@@ -100,7 +100,7 @@ def score_webarena(
             judge=deployment.judge,
             helpers=helpers,
         )
-    except BrowserFailed as exc:  # the browser, not the work
+    except (BrowserFailed, JudgeFailed) as exc:  # the browser or the judge, not the work
         return WebArenaVerdict(failure=str(exc))
     except StateActError as exc:
         return WebArenaVerdict(values={"score": 0.0}, error=str(exc))

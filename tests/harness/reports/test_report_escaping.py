@@ -31,6 +31,9 @@ def hostile_run(run_dir):
     )
     record.append("plan", agent="main", items=[{"text": HOSTILE, "status": "in_progress"}])
     record.append("gate_round", agent="gate", round=1, passed=False, gaps=[HOSTILE])
+    # The agent's answer is in what a checker's judge reads, so it is hostile there too.
+    judged = {"model": "gpt-4o", "system": "s", "user": f"student answer: {HOSTILE}"}
+    record.append("judge_call", agent="judge", answer=f"correct{HOSTILE}", **judged)
     record.close()
     result = {"task_id": f"t{HOSTILE}", "status": "gate_rejected", "error": HOSTILE}
     (run_dir / "result.json").write_text(json.dumps(result))
@@ -57,6 +60,7 @@ def test_html_views_escape_control_characters(tmp_path):
     page = write_trajectory_html(tmp_path / "run").read_text()
     assert not RAW.search(page.replace("\n", "").replace("\t", ""))
     assert "\\x1b" in page
+    assert "judge gpt-4o" in page and page.count("student answer: ") == 1
     result = {"task_id": f"t{HOSTILE}", "run_dir": "run", "status": "error", "error": HOSTILE}
     report = write_report(tmp_path, [result], {"tasks": 1, "model": HOSTILE}).read_text()
     assert not RAW.search(report.replace("\n", "")) and "\\u202e" in report

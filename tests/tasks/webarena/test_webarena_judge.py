@@ -1,6 +1,7 @@
 """The `--judge-model` judge of WebArena's fuzzy_match: called at temperature 0 as WebArena calls
 it (the request the fake provider received says so, on both clients), and what it costs is part of
-the task's recorded cost, kept apart as the result's judge fields."""
+the task's recorded cost, kept apart as the result's judge fields; each call is a `judge_call` event
+of the trajectory with what the judge read and answered."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import yaml
 
 from harness.kernel.core import StateActError, Usage
 from harness.kernel.loop import RunStats
+from harness.kernel.records import RunRecord
 from harness.models import make_model
 from harness.models.config import ModelConfig
 from harness.models.judge import judge_model
@@ -88,15 +90,24 @@ def fuzzy_task(tmp_path, fuzzy: bool):
 
 
 def scored(tmp_path, task, answer: str) -> dict:
-    """result.json's content after the runner scored `answer`, the agent having spent $0.5."""
+    """result.json's content after the runner scored `answer`, the agent having spent $0.5; the
+    trajectory's events are in `tmp_path / "run"`."""
     sites = tmp_path / "sites.yaml"
     sites.write_text(yaml.safe_dump({"sites": {"shopping": "http://127.0.0.1:9"}}))
     configure(sites, 1)
     stats = RunStats(usage=Usage(input_tokens=100, output_tokens=10, cost_usd=0.5))
     outcome = TaskOutcome(task.id)
     outcome.answer = answer
-    _score(task, None, RunConfig(model="script/none", cache_dir=str(tmp_path)), outcome, stats)
+    record = RunRecord(tmp_path / "run")
+    config = RunConfig(model="script/none", cache_dir=str(tmp_path))
+    _score(task, None, config, outcome, stats, record)
+    record.close()
     return outcome.result(stats)
+
+
+def judge_events(tmp_path) -> list[dict]:
+    lines = (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines()
+    return [event for event in map(json.loads, lines) if event["event"] == "judge_call"]
 
 
 @pytest.mark.parametrize(("fake", "spec", "usage"), CLIENTS)
@@ -111,6 +122,20 @@ def test_the_judges_cost_is_in_the_tasks_cost_and_kept_apart(tmp_path, fake, spe
     assert result["cost_usd"] == pytest.approx(0.5 + judge_cost)
     assert (result["judge_input_tokens"], result["judge_output_tokens"]) == (1000, 20)
     assert result["input_tokens"] == 1100 and result["output_tokens"] == 30
+    (event,) = judge_events(tmp_path)
+    assert event["agent"] == "judge" and event["answer"] == "correct"
+    assert "student answer: it cost $365.42." in event["user"]  # as WebArena lowercases it
+    assert (event["input_tokens"], event["output_tokens"]) == (1000, 20)
+    assert event["cost_usd"] == pytest.approx(judge_cost)
+
+
+def test_a_failed_judge_call_is_recorded_without_an_answer(tmp_path):
+    with FakeOpenAIServer([{"text": ""}]) as server:
+        use_judge(judge_model("openai/gpt-4o", options_for(server)))
+        result = scored(tmp_path, fuzzy_task(tmp_path, fuzzy=True), "It cost $365.42.")
+    assert result["status"] == "evaluation_error", result
+    (event,) = judge_events(tmp_path)
+    assert event["answer"] == "" and event["model"]
 
 
 def test_a_task_no_judge_scored_has_no_judge_cost(tmp_path):
@@ -119,4 +144,4 @@ def test_a_task_no_judge_scored_has_no_judge_cost(tmp_path):
         result = scored(tmp_path, fuzzy_task(tmp_path, fuzzy=False), "It cost $365.42.")
         assert server.completion_requests() == []
     assert result["score"] == 1.0 and result["cost_usd"] == 0.5
-    assert "judge_cost_usd" not in result
+    assert "judge_cost_usd" not in result and judge_events(tmp_path) == []
