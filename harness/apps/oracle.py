@@ -5,7 +5,8 @@ It is not a model. It exists to check a suite end to end (setup, tools, gate str
 records) with the answers known: a suite whose oracle does not score 1 has a broken task, fixture or
 checker. The reference solution of a task is `solutions/<task id>.sh` beside the suite's `tasks/`
 folder; a task whose checker expects `infeasible` is declared infeasible, and any other task
-without a solution is refused (StateActError: there is nothing to play).
+without a solution is refused (StateActError: there is nothing to play). A WebArena task's
+solution is its browser steps and answer, `solutions/<task id>.json` (`oracle_web.py`).
 
 OSWorld's public task files carry no solutions, so theirs are kept in StateAct, keyed by task id:
 `tasks/suites/osworld-oracle/<task id>/right.sh` and `wrong.sh` (see its README). Such a script
@@ -21,6 +22,9 @@ from pathlib import Path
 from harness.kernel.core import StateActError
 from harness.models.scripted import ScriptedModel
 from tasks.schema import Task
+from tasks.webarena.task import webarena_of
+
+from .oracle_web import web_oracle_model
 
 ORACLE_SPEC = "script/oracle"
 WRONG_SPEC = "script/oracle-wrong"
@@ -144,6 +148,8 @@ def osworld_turns(task: Task, script: Path | None) -> list[dict]:
 
 def oracle_model(task: Task, variant: str = "right") -> ScriptedModel:
     name = WRONG_SPEC if variant == "wrong" else ORACLE_SPEC
+    if webarena_of(task) is not None:  # browser steps and an answer (harness/apps/oracle_web.py)
+        return web_oracle_model(task, variant, name)
     return ScriptedModel(oracle_turns(task, variant), name=name)
 
 

@@ -1,7 +1,9 @@
 """The bundled WebArena slice end to end: WebArena-format tasks (`tests/webarena_standin/tasks/`)
 against stand-in sites on 127.0.0.1, run through the real suite runner in desktop sandboxes
 (the host's network, so the sandbox reaches the stand-ins on loopback), with scripted agents
-that drive the desktop's browser through the web specialist and answer with `finish`.
+that drive the desktop's browser through the web specialist and answer with `finish`: the
+oracle (`--model script/oracle`, `script/oracle-wrong`) plays each task's solution in
+`tests/webarena_standin/solutions/`.
 
 The right work scores 1 and the wrong work 0 on every evaluator (string_match's must_include and
 exact_match, url_match, program_html); a do-nothing agent scores 0; the login forms are filled
@@ -15,9 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.apps.oracle_web import WebOracle, WebSolution, load_web_solution, web_solution_path
 from harness.apps.suite import run_suite
 from harness.models.scripted import ScriptedModel
 from harness.run.config import RunConfig
+from tasks.schema import load_task
 from tasks.webarena.deployment import configure
 from tests.conftest import require_image
 from tests.control_helpers import RoutedModel, call
@@ -29,65 +33,16 @@ SLICE = Path(__file__).parents[2] / "webarena_standin" / "tasks"
 BOOKS_QUESTION = "what is the best book of the year"
 
 
-def web_steps(task_id: str, shop_url: str, forum_url: str, right: bool) -> list[dict]:
-    """What the web specialist does for each task (the wrong variant: a plausible mistake)."""
-    query = "game card case" if right else "game card"
-    title = BOOKS_QUESTION if right else "what is a good book"
-    steps = {
-        "188": [call("navigate", url=f"{shop_url}/sales/order/history/"), call("read_dom")],
-        "9001": [
-            call("navigate", url=shop_url),
-            call("fill", selector="#search", text=query),
-            call("click", selector="#search-go"),
-        ],
-        "9002": [call("navigate", url=f"{shop_url}/catalogsearch/result/?q=switch")],
-        "600": [
-            call("navigate", url=f"{forum_url}/f/books/submit"),
-            call("fill", selector="#title", text=title),
-            call("fill", selector="#body", text="Looking for suggestions."),
-            call("click", selector="#submit"),
-        ],
-    }
-    steps["601"] = steps["600"]
-    sku = "B07DFJ5XKH" if right else "B072XS3F6W"  # the cancelled mattress foundation, or a lamp
-    steps["436"] = [
-        call("navigate", url=f"{shop_url}/product/{sku}"),
-        call("click", selector="#buy"),
-    ]
-    return [*steps[task_id], call("report", text="done")]
-
-
 REWRITE = (
     f"document.querySelector('.submission__title').textContent = '{BOOKS_QUESTION}'; 'rewritten'"
 )
 
 
-ANSWERS = {  # right, wrong
-    "188": ("365.42", "754.99"),
-    "9002": ("Game card case for Nintendo Switch", "Coffee mug"),
-}
-
-
-class SliceAgent:
-    """The main agent (delegate to the web specialist, then finish with the answer) and the web
-    specialist's steps, told apart by their tools."""
-
-    def __init__(self, task_id: str, sites: dict, right: bool, idle: bool = False):
-        self.web = web_steps(task_id, sites["shopping"], sites["reddit"], right)
-        answer = ANSWERS.get(task_id, ("Done.", "Done."))[0 if right else 1]
-        delegate = call("delegate", agent="web", task="Do the task in the browser")
-        self.main = [
-            *([] if idle else [delegate]),
-            call("bash", command="true"),
-            call("bash", command="true"),
-            *([call("bash", command="true")] if idle else []),
-            call("finish", summary="" if idle else answer),
-        ]
-
-    def __call__(self, system, messages, tools):
-        names = {tool.name for tool in tools}
-        steps = self.web if "navigate" in names else self.main
-        return steps[sum(m["role"] == "assistant" for m in messages)]
+def oracle_of(task_id: str, variant: str = "right") -> WebOracle:
+    """The suite's solution of the task (`tests/webarena_standin/solutions/`), as the oracle plays
+    it; the sites must be configured (slice_config)."""
+    task = load_task(SLICE / f"{task_id}.json")
+    return WebOracle(load_web_solution(web_solution_path(task, variant)))
 
 
 @pytest.fixture(scope="module")
@@ -112,24 +67,20 @@ def slice_config(tmp_path: Path, standins: dict) -> RunConfig:
 
 
 def run_slice(tmp_path: Path, config: RunConfig, variant: str, names: list[str]) -> dict:
-    sites = yaml.safe_load(Path(config.sites).read_text())["sites"]
-
-    def agent(task):
-        task_id = task.id.removeprefix("webarena-")
-        actor = SliceAgent(task_id, sites, right=variant == "right", idle=variant == "idle")
-        return RoutedModel(lambda system, text: {}, actor)
-
-    def gate(task):
-        return ScriptedModel([call("verdict", passed=True, gaps=[])] * 3)
-
+    """The tasks played by the oracle (`right`, `wrong`) or by an agent that does nothing and
+    answers nothing (`idle`)."""
     out = tmp_path / variant
-    run_suite(
-        [SLICE / f"{name}.json" for name in names],
-        config,
-        out,
-        model_factory=agent,
-        gate_model_factory=gate,
-    )
+    factories = {}
+    if variant == "idle":
+        idle, verdict = WebOracle(WebSolution()), call("verdict", passed=True, gaps=[])
+        factories = {
+            "model_factory": lambda task: ScriptedModel([idle] * 12),
+            "gate_model_factory": lambda task: ScriptedModel([verdict] * 3),
+        }
+    else:
+        oracle = "script/oracle-wrong" if variant == "wrong" else "script/oracle"
+        config = config.model_copy(update={"model": oracle})
+    run_suite([SLICE / f"{name}.json" for name in names], config, out, **factories)
     lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     return {line["task_id"]: line for line in lines}
 
@@ -189,15 +140,12 @@ def andor_planner(system, text):
 def test_the_andor_mode_completes_a_task_through_the_web_specialist(tmp_path, standins):
     config = slice_config(tmp_path, standins)
     config.control = "andor"
-    sites = yaml.safe_load(Path(config.sites).read_text())["sites"]
     out = tmp_path / "andor"
     run_suite(
         [SLICE / "9001.json"],
         config,
         out,
-        model_factory=lambda task: RoutedModel(
-            andor_planner, SliceAgent("9001", sites, right=True)
-        ),
+        model_factory=lambda task: RoutedModel(andor_planner, oracle_of("9001")),
         gate_model_factory=lambda task: ScriptedModel([call("verdict", passed=True, gaps=[])]),
     )
     (line,) = [json.loads(row) for row in (out / "results.jsonl").read_text().splitlines()]
@@ -212,10 +160,9 @@ def test_a_page_rewritten_in_the_agents_browser_is_not_judged(tmp_path, standins
     question and then rewrites the title in its own tab would pass a check that reads its live
     page; the observer's fresh browser loads what the forum stored. The honest twin passes."""
     config = slice_config(tmp_path, standins)
-    sites = yaml.safe_load(Path(config.sites).read_text())["sites"]
 
     def attacker(task):
-        agent = SliceAgent("601", sites, right=False)
+        agent = oracle_of("601", "wrong")
         agent.web = [*agent.web[:-1], call("run_js", code=REWRITE), agent.web[-1]]
         return RoutedModel(lambda system, text: {}, agent)
 
@@ -224,7 +171,7 @@ def test_a_page_rewritten_in_the_agents_browser_is_not_judged(tmp_path, standins
 
     for name, factory in (
         ("attack", attacker),
-        ("honest", lambda task: RoutedModel(lambda s, t: {}, SliceAgent("601", sites, True))),
+        ("honest", lambda task: RoutedModel(lambda s, t: {}, oracle_of("601"))),
     ):
         run_suite(
             [SLICE / "601.json"],
