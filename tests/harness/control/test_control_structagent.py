@@ -55,12 +55,19 @@ def _config(**structagent) -> RunConfig:
     return config
 
 
-class Roles:
-    """Answers the initializer, the planner and the verifier, each from its own list."""
+CONTINUE = {"status": "continue", "evidence": "a step made", "feedback": ""}
+PASS = {"analysis": "all shown", "gaps": [], "verdict": "PASS"}
 
-    def __init__(self, plans: list, verdicts: list):
+
+class Roles:
+    """Answers the initializer, the planner, the verifier, the low-level step verifier and the
+    DONE auditor, each from its own list (the step verifier says `continue` and the auditor PASS
+    once their lists are used up)."""
+
+    def __init__(self, plans: list, verdicts: list, steps: list = (), audits: list = ()):
         self.plans, self.verdicts = list(plans), list(verdicts)
-        self.seen: dict[str, list[str]] = {"plan": [], "verify": []}
+        self.steps, self.audits = list(steps), list(audits)
+        self.seen: dict[str, list[str]] = {"plan": [], "verify": [], "step": [], "audit": []}
 
     def __call__(self, system: str, text: str):
         if system.startswith("You turn a computer-use task"):
@@ -68,6 +75,12 @@ class Roles:
         if system.startswith("You are the planner"):
             self.seen["plan"].append(text)
             return self.plans.pop(0)
+        if system.startswith("You are the low-level step verifier"):
+            self.seen["step"].append(text)
+            return self.steps.pop(0) if self.steps else CONTINUE
+        if system.startswith("You are the DONE auditor"):
+            self.seen["audit"].append(text)
+            return self.audits.pop(0) if self.audits else PASS
         self.seen["verify"].append(text)
         return self.verdicts.pop(0)
 
