@@ -173,6 +173,7 @@ def test_done_waits_for_verifier_evidence_and_a_later_probe_invalidates(tmp_path
     recovery_seed = json.dumps(model.script.calls[2]["messages"][0])  # the second actor's task
     assert "[r2] has no verified evidence yet" in recovery_seed
     assert result["options"]["structagent_verifier"] == "structured"
+    assert roles.seen["audit"] == []  # the gate is on: it is the final audit
 
 
 def test_a_claim_without_evidence_commits_nothing_and_done_ends_refused(tmp_path, local_sandbox):
@@ -218,7 +219,19 @@ def test_structagent_ablations_reach_the_options_and_a_two_arm_summary(
     lines = []
     for arm, extra in (
         ("full", []),
-        ("ablated", ["--structagent-without", "memory", "--structagent-verifier", "visual"]),
+        (
+            "ablated",
+            [
+                "--structagent-without",
+                "memory",
+                "--structagent-verifier",
+                "visual",
+                "--structagent-step-verifier",
+                "off",
+                "--structagent-without",
+                "auditor",
+            ],
+        ),
     ):
         script.write_text(
             json.dumps(
@@ -243,6 +256,8 @@ def test_structagent_ablations_reach_the_options_and_a_two_arm_summary(
         lines.append(json.loads((out / "result.json").read_text()))
     assert [r["options"]["structagent_memory"] for r in lines] == [True, False]
     assert [r["options"]["structagent_verifier"] for r in lines] == ["structured", "visual"]
+    assert [r["options"]["structagent_step_verifier"] for r in lines] == [True, False]
+    assert [r["options"]["structagent_auditor"] for r in lines] == [True, False]
     summary = summarize(lines)
     assert summary["by_option"]["structagent_verifier"]["visual"]["tasks"] == 1
     assert summary["by_option"]["structagent_memory"]["true"]["tasks"] == 1
