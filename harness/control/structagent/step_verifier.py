@@ -141,8 +141,9 @@ class StepVerifier(LoopHook):
     def _snapshot(self) -> Snapshot:
         if self.screen:
             shot = observe(self.context, a11y=False)
-            return Snapshot(screenshot=shot.images[0] if shot.images else None)
-        try:
+            if shot.images:
+                return Snapshot(screenshot=shot.images[0])
+        try:  # a headless run, or a screen that could not be read: the files, then
             listed = run(self.context.sandbox, FsChanged(self.context.started_at, limit=500))
         except (ToolError, StateActError):
             return Snapshot()

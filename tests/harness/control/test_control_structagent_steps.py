@@ -6,8 +6,10 @@ accepts the next, and with the gate on it is not called."""
 
 from __future__ import annotations
 
+import base64
 import json
 
+from harness.control.structagent.observe import Observation
 from harness.models.scripted import ScriptedModel
 from harness.run.config import RunConfig
 from harness.runner import run_task
@@ -208,3 +210,35 @@ def test_the_done_auditor_is_bounded_and_not_called_with_the_gate_on(tmp_path, l
     )
     assert result["status"] == "completed" and result["gate_passed"] is True, result
     assert gated.seen["audit"] == []
+
+
+def test_with_a_screen_the_step_verifier_compares_screenshots(tmp_path, local_sandbox, monkeypatch):
+    """The screenshots themselves are stand-ins here (the local sandbox has no desktop; the
+    desktop suite's runs take real ones): what is checked is which ones each request shows."""
+    del local_sandbox
+    shots = iter(f"screen-{n}".encode() for n in range(10))
+    monkeypatch.setattr(
+        "harness.control.structagent.step_verifier.observe",
+        lambda context, a11y=True: Observation("", [next(shots)]),
+    )
+    roles = Roles(plans=[{"subgoal": "write both", "targets": ["r1", "r2"]}, DONE], verdicts=[])
+    model = RoutedModel(roles, [bash("true"), bash("true"), call("report", text="none")])
+    shown = []
+    complete = model.complete
+
+    def seeing(system, messages, tools):
+        if system.startswith("You are the low-level step verifier"):
+            blocks = messages[0]["content"]
+            shown.append([base64.b64decode(b["source"]["data"]) for b in blocks if "source" in b])
+        return complete(system, messages, tools)
+
+    model.complete = seeing
+    config = _config(max_subgoals=1)
+    config.main.computer = True  # the run has a screen
+    run_task(_task(tmp_path), config, tmp_path / "run", model=model)
+    assert shown == [
+        [b"screen-0", b"screen-1"],  # before, after
+        [b"screen-0", b"screen-1", b"screen-2"],  # one earlier, before, after
+    ]
+    assert "1 earlier screenshot(s), then BEFORE and AFTER" in roles.seen["step"][1]
+    assert "<file-changes>" not in roles.seen["step"][0]
