@@ -82,6 +82,7 @@ class CommonOptions(BaseModel):
     andor_or: str = "on"
     lstc_without: list[str] = []
     structagent_verifier: str = "structured"
+    structagent_step_verifier: str = "on"
     structagent_without: list[str] = []
     out: str | None = None
     resume: bool = False

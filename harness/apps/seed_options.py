@@ -25,6 +25,7 @@ STRUCTAGENT_ABLATIONS = {
     "verifier": ("verifier", "off"),
     "memory": ("memory", False),
     "bbon": ("judge", False),
+    "auditor": ("auditor", False),
 }
 """`--structagent-without NAME` -> the `structagent` field and its ablated value."""
 
@@ -36,10 +37,12 @@ def apply_seed_options(options, config: RunConfig) -> None:
     require_one_of("--andor-repair", options.andor_repair, ON_OFF)
     require_one_of("--andor-or", options.andor_or, ON_OFF)
     require_one_of("--structagent-verifier", options.structagent_verifier, VERIFIERS)
+    require_one_of("--structagent-step-verifier", options.structagent_step_verifier, ON_OFF)
     config.andor.grain = options.andor_grain
     config.andor.repair = options.andor_repair == "on"
     config.andor.alternatives = options.andor_or == "on"
     config.structagent.verifier = options.structagent_verifier
+    config.structagent.step_verifier = options.structagent_step_verifier == "on"
     _ablate(config.lstc, "--lstc-without", options.lstc_without, LSTC_ABLATIONS)
     _ablate(
         config.structagent,

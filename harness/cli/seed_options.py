@@ -54,6 +54,14 @@ def add_seed_options(parser) -> None:
         "verifier they override (default) or the screenshot-only visual verifier",
     )
     parser.add_argument(
+        "--structagent-step-verifier",
+        choices=ON_OFF,
+        default="on",
+        help="structagent: the low-level verifier after each actor step (complete / continue / "
+        "no_effect / off_track / stuck), as in the paper (default on; off: the actor runs until "
+        "it reports)",
+    )
+    parser.add_argument(
         "--structagent-without",
         action="append",
         default=[],

@@ -29,6 +29,8 @@ PENDING, VERIFIED, INVALIDATED = "PENDING", "VERIFIED", "INVALIDATED"
 STATE_FILE = "state.jsonl"
 MAX_REQUIREMENTS = 12
 EVIDENCE_CHARS = 300
+KEPT_NOTES = 8
+"""The newest user answers the rendered state shows."""
 
 
 @dataclass
@@ -79,6 +81,8 @@ class TaskState:
         requirement)."""
         self.note = note
         self.values: dict[str, str] = {}
+        self.notes: list[str] = []
+        """What the user answered (OSWorld 2.0's ask_user): it holds for the rest of the task."""
         self.evidence: list[dict] = []
         self.listeners: list[Callable[[list[Requirement]], None]] = []
         self.path = Path(run_dir) / STATE_FILE if run_dir else None
@@ -172,6 +176,8 @@ class TaskState:
                 )
             elif line.get("type") == "value":
                 state.values[line["name"]] = line["value"]
+            elif line.get("type") == "note":
+                state.notes.append(line["text"])
         return state
 
     def snapshot(self) -> dict:
@@ -198,6 +204,9 @@ class TaskState:
                 "Known values: "
                 + "; ".join(f"{k} = {v}" for k, v in list(self.values.items())[:20])
             )
+        if self.notes:
+            lines.append("Notes (the user's answers; they hold for the whole task):")
+            lines += [f"- {note}" for note in self.notes[-KEPT_NOTES:]]
         lines.append("</task-state>")
         return "\n".join(lines)
 
@@ -276,6 +285,10 @@ class TaskState:
         self._write(
             {"type": "value", "name": name, "value": value, "source": source, "time": time.time()}
         )
+
+    def add_note(self, text: str, source: str) -> None:
+        self.notes.append(text)
+        self._write({"type": "note", "text": text, "source": source, "time": time.time()})
 
     # -- internals --------------------------------------------------------------------------------
 

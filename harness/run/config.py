@@ -47,6 +47,8 @@ def mode_options(config: RunConfig) -> dict:
         "structagent_verifier": struct.verifier,
         "structagent_memory": struct.memory,
         "structagent_judge": struct.judge,
+        "structagent_step_verifier": struct.step_verifier,
+        "structagent_auditor": struct.auditor,
     }
 
 
@@ -65,6 +67,8 @@ MODE_OPTIONS = (
     "structagent_verifier",
     "structagent_memory",
     "structagent_judge",
+    "structagent_step_verifier",
+    "structagent_auditor",
 )
 """The names `mode_options` records (the summary's `by_option` tables read them)."""
 
@@ -256,6 +260,13 @@ class StructAgentConfig(BaseModel):
     memory: bool = True
     """Read the lesson store's lessons into the planner's state when `--memory` is given (off:
     the `w/o memory` ablation)."""
+    step_verifier: bool = True
+    """After each actor step that can change the screen or the files, the low-level verifier
+    compares before and after (complete / continue / no_effect / off_track / stuck), as the paper's
+    actor loop does (off: the actor runs until it reports)."""
+    auditor: bool = True
+    """When the finish gate is off, a DONE the structured gate accepted is audited by a separate
+    model over the final state (PASS/FAIL); off: the structured gate alone decides."""
     judge: bool = True
     """Under `--best-of`, a judge compares the finished rollouts' final states (off: the fixed
     ranking, which also decides when the judge cannot)."""

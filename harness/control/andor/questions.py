@@ -50,9 +50,15 @@ class TreeQuestions:
             self._add_child(node, child)
 
     @staticmethod
-    def _add_child(node: Node, child: dict) -> None:
+    def _add_child(node: Node, child: dict, from_repair: bool = False) -> None:
         kind = "action" if child.get("type") == "action" or child.get("agent") else None
-        node.add_child(child["goal"], probe=child.get("probe"), kind=kind, agent=child.get("agent"))
+        node.add_child(
+            child["goal"],
+            probe=child.get("probe"),
+            kind=kind,
+            agent=child.get("agent"),
+            from_repair=from_repair,
+        )
 
     def _repair(self, node: Node) -> bool:
         failures = [
@@ -78,7 +84,7 @@ class TreeQuestions:
             if child.status != "succeeded":
                 child.retired = True
         for child in value:
-            self._add_child(node, child)
+            self._add_child(node, child, from_repair=True)
         node.revisions += 1
         self.tree.revisions += 1
         self._record(

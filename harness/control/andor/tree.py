@@ -48,7 +48,10 @@ class Node:
     score: float | None = None
     """An OR alternative's estimated chance of success (the planner's score; higher runs first)."""
     retired: bool = False
+    """Deleted by a repair (kept for the record; it no longer counts)."""
     injected: bool = False
+    from_repair: bool = False
+    """Added by a repair, not by the original expansion (plan preservation counts the others)."""
     children: list[Node] = field(default_factory=list)
 
     def live_children(self) -> list[Node]:
@@ -62,6 +65,7 @@ class Node:
         kind: str | None = None,
         injected: bool = False,
         agent: str | None = None,
+        from_repair: bool = False,
     ) -> Node:
         child = Node(
             f"{self.id}.{len(self.children) + 1}",
@@ -70,6 +74,7 @@ class Node:
             probe=probe,
             injected=injected,
             agent=agent,
+            from_repair=from_repair,
         )
         self.children.append(child)
         return child
@@ -158,19 +163,48 @@ class Tree:
 
 
 def tree_metrics(tree: Tree, or_switches: int, actions: int) -> dict:
-    """What the paper's tree analysis counts: nodes (retired ones included), the deepest node,
-    repairs, OR switches (an OR node moving to its next alternative after one failed), pruned
-    nodes and executed action nodes."""
+    """What the paper's tree analysis counts (App. D, "Metric Definitions"): nodes (retired ones
+    included), the deepest node, repairs, OR switches (an OR node moving to its next alternative
+    after one failed), pruned nodes, executed action nodes, revisions, and three rates:
+
+    - tree_efficiency: nodes neither pruned nor deleted (retired by a repair, or under a retired
+      node) over all nodes;
+    - plan_preservation: nodes of the original plan (not added by a repair) not deleted, over the
+      nodes of the original plan;
+    - recovery_rate: repair attempts that restored the failed node to a passing state (a repaired
+      node that ended succeeded: its last repair restored it) over repair attempts; 0 when no
+      repair was attempted, the paper's convention."""
     nodes = list(tree.walk())
+    deleted = _deleted(tree.root)
+    planned = [n for n in nodes if not n.from_repair]
+    repairs = sum(n.revisions for n in nodes)
+    restored = sum(n.revisions > 0 and n.status == "succeeded" for n in nodes)
+    live = [n for n in nodes if n.status != "pruned" and id(n) not in deleted]
     return {
         "nodes": len(nodes),
         "depth": max(tree.depth(n) for n in nodes),
-        "repairs": sum(n.revisions for n in nodes),
+        "repairs": repairs,
         "or_switches": or_switches,
         "pruned": sum(n.status == "pruned" for n in nodes),
         "actions": actions,
         "revisions": tree.revisions,
+        "tree_efficiency": _rate(len(live), len(nodes)),
+        "plan_preservation": _rate(sum(id(n) not in deleted for n in planned), len(planned)),
+        "recovery_rate": _rate(restored, repairs) if repairs else 0.0,
     }
+
+
+def _deleted(node: Node, inherited: bool = False) -> set[int]:
+    """The ids (`id()`) of the nodes a repair deleted: retired ones and everything under them."""
+    gone = inherited or node.retired
+    found = {id(node)} if gone else set()
+    for child in node.children:
+        found |= _deleted(child, gone)
+    return found
+
+
+def _rate(part: int, whole: int) -> float:
+    return round(part / whole, 3) if whole else 0.0
 
 
 def draw_tree(data: dict) -> list[str]:

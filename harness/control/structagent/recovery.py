@@ -4,10 +4,11 @@ Appendix C "Terminal actor claims").
 A DONE claim is a proposal: `blocking_leaves` are the leaf requirements not VERIFIED (a leaf
 without a probe needs the verifier's evidence, not only a passing gate). When a subgoal leaves a
 target unverified, or DONE is refused, `diagnose` reads the verified evidence and names why:
-the attempt lacked evidence, it conflicted with a verified requirement (INVALIDATED), the same
-requirement failed repeatedly under the current strategy, or the environment blocked the actor;
-the intervention is inserted as the next subgoal, naming the requirement, and its progress still
-commits only through the verifier. After `MAX_RECOVERIES` in a row it is escalated to the planner.
+the attempt lacked evidence, the low-level step verifier stopped it off track or stuck, it
+conflicted with a verified requirement (INVALIDATED), the same requirement failed repeatedly under
+the current strategy, or the environment blocked the actor; the intervention is inserted as the
+next subgoal, naming the requirement, and its progress still commits only through the verifier.
+After `MAX_RECOVERIES` in a row it is escalated to the planner.
 """
 
 from __future__ import annotations
@@ -28,10 +29,24 @@ def blocking_leaves(state: TaskState) -> list[Requirement]:
     return [r for r in state.leaves() if r.status != VERIFIED]
 
 
-def diagnose(requirement: Requirement, attempts: int, blocked: str | None = None) -> Subgoal:
-    """The recovery subgoal for one requirement that did not advance."""
+def recovery_rate(recovered: int, recoveries: int) -> float | None:
+    """Recoveries that led to a VERIFIED requirement over the recoveries inserted (None: none)."""
+    return round(recovered / recoveries, 3) if recoveries else None
+
+
+def diagnose(
+    requirement: Requirement, attempts: int, blocked: str | None = None, step_end: str | None = None
+) -> Subgoal:
+    """The recovery subgoal for one requirement that did not advance; `step_end` is the low-level
+    verifier's status when it ended the attempt (off_track, stuck)."""
     text, evidence = requirement.text[:200], (requirement.evidence or "")[:200]
-    if blocked:
+    if blocked and step_end in ("off_track", "stuck"):
+        kind = step_end
+        goal = (
+            f"The last attempt was stopped as {step_end.replace('_', ' ')} ({blocked[:200]}); "
+            f"take another way to make [{requirement.id}] hold: {text}"
+        )
+    elif blocked:
         kind = "blocked"
         goal = (
             f"Repair what blocked the last attempt ({blocked[:200]}), then make [{requirement.id}] "

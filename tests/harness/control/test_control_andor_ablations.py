@@ -98,6 +98,9 @@ def test_the_four_arms_of_repair_and_or(tmp_path, local_sandbox):
         "pruned": 0,
         "actions": 3,
         "revisions": full["control_stats"]["tree"]["revisions"],
+        "tree_efficiency": 1.0,
+        "plan_preservation": 1.0,
+        "recovery_rate": 0.0,  # no repair was attempted: the paper's convention
     }
 
     repair_only, tree, ran = arm(tmp_path, "repair-only", repair=True, alternatives=False)
@@ -106,6 +109,13 @@ def test_the_four_arms_of_repair_and_or(tmp_path, local_sandbox):
     assert tree["1.2"]["revisions"] == 1 and tree["1.2.3"]["status"] == "succeeded"
     stats = repair_only["control_stats"]["tree"]
     assert (stats["repairs"], stats["or_switches"], stats["pruned"]) == (1, 0, 1)
+    # 6 nodes; the repair retired 1.2.1 (failed) and 1.2.2 (pruned) and added 1.2.3: 4 of 6 live,
+    # 3 of the 5 planned kept, and its one attempt restored 1.2
+    assert (stats["tree_efficiency"], stats["plan_preservation"], stats["recovery_rate"]) == (
+        0.667,
+        0.6,
+        1.0,
+    )
 
     or_only, tree, ran = arm(tmp_path, "or-only", repair=False, alternatives=True)
     assert or_only["status"] == "completed" and or_only["control_stats"]["tree"]["or_switches"] == 1

@@ -222,3 +222,59 @@ def test_lstc_refuses_an_ask_where_the_task_allows_no_asking(tmp_path, local_san
     repair = planner.requests[1][1]  # the strict parser names the tools there are
     assert "needs `tool`: one of bash, python, wait, done, infeasible" in repair
     assert asked(tmp_path) == []
+
+
+# -- structagent: the actor asks, the answer becomes a note of the structured state ---------------
+
+
+class StructAgentRoles:
+    """The initializer (one probed requirement), the planner (one subgoal, then DONE), the step
+    verifier (`continue`), the boundary verifier (never reached: the probe decides) and the
+    auditor (PASS)."""
+
+    def __init__(self):
+        self.plans: list[str] = []
+
+    def __call__(self, system, text):
+        if system.startswith("You turn a computer-use task"):
+            return [{"text": "colour.txt names the colour the user wants", "probe": PROBE}]
+        if system.startswith("You are the planner"):
+            self.plans.append(text)
+            if len(self.plans) == 1:
+                return {"subgoal": "Write the colour the user wants", "targets": ["r1"]}
+            return {"done": True, "summary": "the colour is written"}
+        if system.startswith("You are the low-level step verifier"):
+            return {"status": "continue", "evidence": "written", "feedback": ""}
+        if system.startswith("You are the DONE auditor"):
+            return {"analysis": "r1 shown", "gaps": [], "verdict": "PASS"}
+        raise AssertionError(f"unexpected request: {system[:80]}")
+
+
+def test_a_structagent_actor_asks_the_user_and_the_planner_reads_the_answer(
+    tmp_path, local_sandbox
+):
+    user, actor, roles = ScriptedUser(ANSWER), AskingWorker(), StructAgentRoles()
+    context = context_for(tmp_path, local_sandbox, "structagent", RoutedModel(roles, actor), user)
+    end = run_control(context)
+    assert end.status == "completed", end
+    assert user.questions == ["Which colour?"]
+    assert asked(tmp_path) == [("Which colour?", ANSWER)]
+    assert "ask_user" in actor.offered[0] and "`ask_user`" in actor.systems[0]
+    assert written(local_sandbox) == "teal"
+    # the answer is a note of the structured state: the planner's next request shows it
+    note = f"Asked 'Which colour?', the user answered: {ANSWER}"
+    assert note not in roles.plans[0] and f"- {note}" in roles.plans[1]
+    lines = [json.loads(line) for line in (tmp_path / "run" / "state.jsonl").open()]
+    assert [(n["text"], n["source"]) for n in lines if n["type"] == "note"] == [(note, "ask_user")]
+
+
+def test_a_structagent_actor_has_no_ask_user_where_the_task_allows_no_asking(
+    tmp_path, local_sandbox
+):
+    actor, roles = AskingWorker(), StructAgentRoles()
+    context = context_for(tmp_path, local_sandbox, "structagent", RoutedModel(roles, actor), None)
+    context.config.structagent.max_subgoals = 1
+    run_control(context)
+    assert actor.offered and all("ask_user" not in names for names in actor.offered)
+    assert not any("ask_user" in system for system in actor.systems)
+    assert written(local_sandbox) == "unknown"

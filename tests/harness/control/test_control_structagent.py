@@ -55,12 +55,19 @@ def _config(**structagent) -> RunConfig:
     return config
 
 
-class Roles:
-    """Answers the initializer, the planner and the verifier, each from its own list."""
+CONTINUE = {"status": "continue", "evidence": "a step made", "feedback": ""}
+PASS = {"analysis": "all shown", "gaps": [], "verdict": "PASS"}
 
-    def __init__(self, plans: list, verdicts: list):
+
+class Roles:
+    """Answers the initializer, the planner, the verifier, the low-level step verifier and the
+    DONE auditor, each from its own list (the step verifier says `continue` and the auditor PASS
+    once their lists are used up)."""
+
+    def __init__(self, plans: list, verdicts: list, steps: list = (), audits: list = ()):
         self.plans, self.verdicts = list(plans), list(verdicts)
-        self.seen: dict[str, list[str]] = {"plan": [], "verify": []}
+        self.steps, self.audits = list(steps), list(audits)
+        self.seen: dict[str, list[str]] = {"plan": [], "verify": [], "step": [], "audit": []}
 
     def __call__(self, system: str, text: str):
         if system.startswith("You turn a computer-use task"):
@@ -68,6 +75,12 @@ class Roles:
         if system.startswith("You are the planner"):
             self.seen["plan"].append(text)
             return self.plans.pop(0)
+        if system.startswith("You are the low-level step verifier"):
+            self.seen["step"].append(text)
+            return self.steps.pop(0) if self.steps else CONTINUE
+        if system.startswith("You are the DONE auditor"):
+            self.seen["audit"].append(text)
+            return self.audits.pop(0) if self.audits else PASS
         self.seen["verify"].append(text)
         return self.verdicts.pop(0)
 
@@ -160,6 +173,7 @@ def test_done_waits_for_verifier_evidence_and_a_later_probe_invalidates(tmp_path
     recovery_seed = json.dumps(model.script.calls[2]["messages"][0])  # the second actor's task
     assert "[r2] has no verified evidence yet" in recovery_seed
     assert result["options"]["structagent_verifier"] == "structured"
+    assert roles.seen["audit"] == []  # the gate is on: it is the final audit
 
 
 def test_a_claim_without_evidence_commits_nothing_and_done_ends_refused(tmp_path, local_sandbox):
@@ -205,7 +219,19 @@ def test_structagent_ablations_reach_the_options_and_a_two_arm_summary(
     lines = []
     for arm, extra in (
         ("full", []),
-        ("ablated", ["--structagent-without", "memory", "--structagent-verifier", "visual"]),
+        (
+            "ablated",
+            [
+                "--structagent-without",
+                "memory",
+                "--structagent-verifier",
+                "visual",
+                "--structagent-step-verifier",
+                "off",
+                "--structagent-without",
+                "auditor",
+            ],
+        ),
     ):
         script.write_text(
             json.dumps(
@@ -230,6 +256,8 @@ def test_structagent_ablations_reach_the_options_and_a_two_arm_summary(
         lines.append(json.loads((out / "result.json").read_text()))
     assert [r["options"]["structagent_memory"] for r in lines] == [True, False]
     assert [r["options"]["structagent_verifier"] for r in lines] == ["structured", "visual"]
+    assert [r["options"]["structagent_step_verifier"] for r in lines] == [True, False]
+    assert [r["options"]["structagent_auditor"] for r in lines] == [True, False]
     summary = summarize(lines)
     assert summary["by_option"]["structagent_verifier"]["visual"]["tasks"] == 1
     assert summary["by_option"]["structagent_memory"]["true"]["tasks"] == 1

@@ -194,6 +194,8 @@ ARMS = [
     ("structagent_verifier", {"structagent_verifier": "visual"}, "structured", "visual"),
     ("structagent_memory", {"structagent_without": ["memory"]}, "true", "false"),
     ("structagent_judge", {"structagent_without": ["bbon"]}, "true", "false"),
+    ("structagent_step_verifier", {"structagent_step_verifier": "off"}, "true", "false"),
+    ("structagent_auditor", {"structagent_without": ["auditor"]}, "true", "false"),
 ]
 
 
