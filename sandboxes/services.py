@@ -15,6 +15,7 @@ network's private-range addresses.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import time
@@ -149,7 +150,7 @@ class ServiceStack:
                     "(StateAct pulls nothing; build or load it first)."
                 ) from None
             return spec.image
-        tag = f"{IMAGE_PREFIX}{spec.name}:local"
+        tag = service_image_tag(spec)
         log.info("building the service %s from %s", spec.name, spec.context)
         try:
             self.client.images.build(
@@ -257,6 +258,13 @@ class ServiceStack:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def service_image_tag(spec: ServiceSpec) -> str:
+    """The tag a built service is kept under: one per checkout and Dockerfile, so two suites
+    building a service of the same name from different checkouts keep apart."""
+    where = hashlib.sha256(f"{spec.context.resolve()}\0{spec.dockerfile}".encode()).hexdigest()
+    return f"{IMAGE_PREFIX}{spec.name}:{where[:12]}"
 
 
 def _last_line(text) -> str:

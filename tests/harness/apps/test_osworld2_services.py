@@ -21,6 +21,7 @@ from tests.conftest import REPO, require_image, stateact
 STANDIN = Path(__file__).parents[2] / "osworld2_standin"
 MARKER = "mailhub is up"
 HOST = "mailhub.osworld2.test"
+TEST_SERVICES = ("mailhub", "silent", "dying", "site")
 
 
 def service_checkout(folder: Path, command: str | None = None) -> Path:
@@ -34,6 +35,27 @@ def service_checkout(folder: Path, command: str | None = None) -> Path:
         f"FROM {image_ref('base')}\nCOPY hello.txt /srv/hello.txt\nUSER nobody\n{serve}\n"
     )
     return folder
+
+
+@pytest.fixture(autouse=True)
+def built_images_removed():
+    """The images the tests build (kept by design for a user's next suite) are removed after."""
+    yield
+    from sandboxes.docker_backend import docker_client
+    from sandboxes.services import IMAGE_PREFIX
+
+    try:
+        client = docker_client()
+    except Exception:  # no engine: nothing was built
+        return
+    for image in client.images.list():
+        for tag in image.tags:
+            name = tag.split(":")[0]
+            if name.startswith(IMAGE_PREFIX) and name.removeprefix(IMAGE_PREFIX) in TEST_SERVICES:
+                try:
+                    client.images.remove(tag)
+                except Exception as exc:  # in use by another run's test: left to it
+                    print(f"kept {tag}: {exc}")
 
 
 def services_file(tmp_path: Path, **extra) -> Path:
@@ -151,8 +173,8 @@ def test_a_crashed_suites_services_are_reaped(tmp_path):
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
-    removed = reap_orphans(docker_client())
-    assert network in removed and f"{network}-site" in removed
+    # Another StateAct process on this machine may reap them first: what counts is that they go.
+    reap_orphans(docker_client())
     assert managed(network) == ([], [])
 
 
