@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -70,7 +71,7 @@ def services_file(tmp_path: Path, **extra) -> Path:
 def _config(**extra):
     from harness.apps.run_options import RunOptions, config_from_options
 
-    options = RunOptions(model="script/x", osworld2=str(STANDIN), image="base", **extra)
+    options = RunOptions(model="script/x", osworld2=str(STANDIN), **{"image": "base", **extra})
     return config_from_options(options)
 
 
@@ -223,3 +224,46 @@ def test_bad_service_inputs_are_one_sentence(tmp_path):
     assert run.returncode == 2, run.stderr
     assert f"the checkout {missing} of the service websites is not a folder." in run.stderr
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.docker
+@pytest.mark.desktop
+@pytest.mark.slow
+def test_a_suite_starts_its_services_and_its_task_reaches_them_by_name(tmp_path):
+    """`run_suite` with a services file: the stand-in task's URL is built by the benchmark's
+    process from WEBSITE_HOST_SUFFIX, the agent's sandbox fetches it from the service, the
+    stand-in scores the saved page; the services are gone after the suite."""
+    require_image("desktop")
+    from harness.apps.suite import run_suite
+    from harness.models.scripted import ScriptedModel
+    from tests.harness.apps.test_osworld2_run import FINISH, LOOK, bash
+
+    def save_the_page(system, messages, tools):
+        url = re.search(r"http://mailhub\.[a-z0-9.]+:8000/hello\.txt", json.dumps(messages))
+        fetch = "import sys, urllib.request as u; print(u.urlopen(sys.argv[1]).read().decode())"
+        return bash(f"python3 -c '{fetch}' {url.group(0) if url else 'none'} > ~/site.txt")
+
+    config = _config(
+        osworld2_services=str(services_file(tmp_path)),
+        osworld2_host_suffix="suite.test",
+        preset="no-verify",
+        image="desktop",
+    )
+    config.sandbox.memory_mb = 2048
+    summary = run_suite(
+        [str(STANDIN / "tasks" / "task_website.py")],
+        config,
+        tmp_path / "suite",
+        model_factory=lambda task: ScriptedModel([save_the_page, *LOOK, FINISH]),
+    )
+    (row,) = [json.loads(line) for line in (tmp_path / "suite" / "results.jsonl").open()]
+    assert (row["status"], row["score"]) == ("completed", 1.0), row["error"]
+    assert summary["osworld2"]["binary_accuracy"] == 1.0
+    assert row["options"]["osworld2_services"] is True
+    run_config = json.loads(
+        (tmp_path / "suite" / "runs" / "task_website" / "config.json").read_text()
+    )
+    network = run_config["sandbox"]["network_mode"]
+    assert network.startswith("stateact-services-") and run_config["sandbox"]["network"]
+    assert run_config["osworld2"]["host_suffix"] == "suite.test"
+    assert managed(network) == ([], [])
