@@ -134,8 +134,8 @@ def add_osworld2_options(parser) -> None:
     parser.add_argument(
         "--osworld2-host-suffix",
         metavar="SUFFIX",
-        help="with started services: the WEBSITE_HOST_SUFFIX they answer under (default the "
-        "services file's, else osworld2.test)",
+        help="with --osworld2: WEBSITE_HOST_SUFFIX for the benchmark (the services StateAct "
+        "starts answer under it; default the services file's, else osworld2.test)",
     )
     parser.add_argument(
         "--checkpoint-eval-mode",

@@ -119,7 +119,7 @@ def blockers(config: Osworld2Config | None, judge_needed: bool = True) -> list[s
         )
     if config.starts_services:
         found += service_blockers(config)
-    elif not os.environ.get(SERVICES_VARIABLE):
+    elif not (config.host_suffix or os.environ.get(SERVICES_VARIABLE)):  # started by the user
         found.append(NO_SERVICES)
     if judge_needed and not config.judge_model:
         found.append("no judge model is given (--judge-model PROVIDER/NAME)")
