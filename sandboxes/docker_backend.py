@@ -205,6 +205,14 @@ def reap_orphans(client) -> list[str]:
             except (NotFound, APIError):
                 continue
             removed.append(image["Id"].removeprefix("sha256:")[:12])
+    # Service networks (sandboxes/services.py) once their containers above are gone.
+    for network in client.networks.list(filters={"label": LABEL}):
+        if owner_is_gone((network.attrs.get("Labels") or {}).get(OWNER_LABEL, "")):
+            try:
+                network.remove()
+            except (NotFound, APIError):
+                continue
+            removed.append(network.name)
     if removed:
         log.info("removed %d orphaned sandbox objects: %s", len(removed), ", ".join(removed))
     return removed

@@ -14,6 +14,10 @@ from harness.kernel.core import StateActError
 from harness.run.config import RunConfig
 from tasks.osworld2.bridge import Osworld2Config, model_variables
 
+SERVICE_OPTIONS = ("websites", "gitlab", "services", "host_suffix")
+CHECKPOINT_MODES = ("off", "inline")
+INLINE_STEPS = (150, 300)
+"""Where OSWorld 2.0's official Claude launcher evaluates mid-run (docs/osworld2.md)."""
 OSWORLD2_MAX_TURNS = 500
 """OSWorld 2.0's headline step budget (the paper's and the E2B port's 500)."""
 DEFAULT_MAX_TURNS = 150
@@ -25,25 +29,59 @@ def osworld2_config(options) -> Osworld2Config | None:
     judge, user = getattr(options, "judge_model", None), getattr(options, "user_model", None)
     data = getattr(options, "osworld2_data", None)
     python = getattr(options, "osworld2_python", None)
+    services = {key: getattr(options, f"osworld2_{key}", None) for key in SERVICE_OPTIONS}
+    mode = getattr(options, "checkpoint_eval_mode", None) or "off"
+    steps = getattr(options, "checkpoint_steps", None)
     if checkout is None:
         webarena = getattr(options, "sites", None) is not None  # its judge judges fuzzy_match
-        if (judge and not webarena) or user or data or python:
+        own = (user, data, python, *services.values(), steps, mode != "off")
+        if (judge and not webarena) or any(own):
             raise StateActError(
-                "--osworld2-data, --osworld2-python, --judge-model and --user-model go with "
-                "--osworld2 PATH (your OSWorld-V2 checkout); --judge-model also with --sites "
+                "--osworld2-data, --osworld2-python, --osworld2-websites, --osworld2-gitlab, "
+                "--osworld2-services, --checkpoint-eval-mode, --judge-model and --user-model go "
+                "with --osworld2 PATH (your OSWorld-V2 checkout); --judge-model also with --sites "
                 "(WebArena)."
             )
         return None
     for prefix, spec in (("OSWORLD_EVAL_MODEL", judge), ("OSWORLD_USER_SIM", user)):
         if spec:
             model_variables(prefix, spec, None)  # a spec of the wrong shape fails now
+    paths = {
+        f"{key}_file" if key == "services" else key: _path(services[key])
+        for key in ("websites", "gitlab", "services")
+    }
     return Osworld2Config(
         checkout=Path(checkout).expanduser().resolve(),
-        data=Path(data).expanduser().resolve() if data else None,
+        data=_path(data),
         python=Path(python).expanduser() if python else None,
         judge_model=judge,
         user_model=user,
+        host_suffix=services["host_suffix"],
+        **paths,
+        **checkpoint_options(mode, steps),
     )
+
+
+def _path(raw: str | None) -> Path | None:
+    return Path(raw).expanduser().resolve() if raw else None
+
+
+def checkpoint_options(mode: str, steps: str | None) -> dict:
+    """`--checkpoint-eval-mode` and `--checkpoint-steps` as the config's fields; `inline`
+    without steps takes the official launcher's 150 and 300."""
+    if mode not in CHECKPOINT_MODES:
+        raise StateActError(f"--checkpoint-eval-mode must be one of {', '.join(CHECKPOINT_MODES)}.")
+    if steps is not None and mode != "inline":
+        raise StateActError("--checkpoint-steps goes with --checkpoint-eval-mode inline.")
+    if mode != "inline":
+        return {"checkpoint_eval_mode": mode}
+    try:
+        numbers = [int(part) for part in steps.split(",")] if steps else list(INLINE_STEPS)
+    except ValueError:
+        raise StateActError("--checkpoint-steps must be turn numbers, like 150,300.") from None
+    if any(n < 1 for n in numbers):
+        raise StateActError("--checkpoint-steps must be turn numbers of at least 1.")
+    return {"checkpoint_eval_mode": mode, "checkpoint_steps": sorted(set(numbers))}
 
 
 def apply_osworld2(config: RunConfig, options) -> None:
@@ -75,6 +113,42 @@ def add_osworld2_options(parser) -> None:
         metavar="FILE",
         help="with --osworld2: the interpreter the checkout is installed in (default "
         "PATH/.venv/bin/python)",
+    )
+    parser.add_argument(
+        "--osworld2-websites",
+        metavar="PATH",
+        help="with --osworld2: your checkout of the mock websites (Task-Web/OSWorld-web): built "
+        "from its Dockerfile and started for the run or suite under each site's host name",
+    )
+    parser.add_argument(
+        "--osworld2-gitlab",
+        metavar="PATH",
+        help="with --osworld2: your checkout of Task-Web/gitlab, built and started as "
+        "gitlab.<suffix>",
+    )
+    parser.add_argument(
+        "--osworld2-services",
+        metavar="FILE",
+        help="with --osworld2: a JSON file of services to build and start (docs/osworld2.md)",
+    )
+    parser.add_argument(
+        "--osworld2-host-suffix",
+        metavar="SUFFIX",
+        help="with --osworld2: WEBSITE_HOST_SUFFIX for the benchmark (the services StateAct "
+        "starts answer under it; default the services file's, else osworld2.test)",
+    )
+    parser.add_argument(
+        "--checkpoint-eval-mode",
+        choices=CHECKPOINT_MODES,
+        default="off",
+        help="with --osworld2: inline also runs the benchmark's evaluation mid-phase at "
+        "--checkpoint-steps (recorded; the phase's score stays its final evaluation)",
+    )
+    parser.add_argument(
+        "--checkpoint-steps",
+        metavar="N,M",
+        help="with --checkpoint-eval-mode inline: main-agent turns to evaluate after "
+        "(default 150,300, as the benchmark's launcher)",
     )
     parser.add_argument(
         "--judge-model",

@@ -18,6 +18,7 @@ import traceback
 from dataclasses import asdict
 from pathlib import Path
 
+from harness.apps.osworld2_inline import InlineEvaluations
 from harness.control import controller_for, run_control
 from harness.control.milestones import (
     MILESTONES_FILE,
@@ -101,6 +102,16 @@ def run_osworld2_task(
     return result
 
 
+def osworld2_options(config: RunConfig) -> dict:
+    """The OSWorld 2.0 switches a result is compared by (recorded in result.json's options)."""
+    osworld2 = config.osworld2
+    return {
+        "checkpoint_eval_mode": osworld2.checkpoint_eval_mode,
+        "checkpoint_steps": list(osworld2.checkpoint_steps),
+        "osworld2_services": osworld2.starts_services,
+    }
+
+
 def phase_checkpoint(run_dir: Path) -> dict | None:
     """The newest phase checkpoint of an unfinished run whose snapshot still exists, or None."""
     milestone = last_milestone(run_dir)
@@ -127,9 +138,13 @@ class PhasedRun:
     def __init__(self, task_file: Path, config: RunConfig, record: RunRecord, stats: RunStats):
         self.task_file, self.config, self.record, self.stats = task_file, config, record, stats
         self.outcome = TaskOutcome(task_file.stem, control=config.control, preset=config.preset)
-        self.outcome.options = config.options()
+        self.outcome.options = {**config.options(), **osworld2_options(config)}
         self.verdicts: list[PhaseVerdict] = []
         self.phases = 0
+        self.inline = None
+        if config.osworld2.checkpoint_eval_mode == "inline":
+            self.inline = InlineEvaluations(config.osworld2.checkpoint_steps, record)
+            stats.on_turn = self.inline.chained(stats.on_turn)
 
     def execute(self, model, gate_model) -> dict:
         sandbox = episode = None
@@ -188,6 +203,8 @@ class PhasedRun:
             outcome=self.outcome,
             extra_tools=[AskUserTool(RecordedUser(episode, self.record))],
         )
+        if self.inline is not None:
+            self.inline.watch(episode, sandbox, phase)
         end = run_control(context)
         self.outcome.status = end.status
         self.outcome.final_action = "FAIL" if end.status == "infeasible" else None
@@ -255,6 +272,8 @@ class PhasedRun:
             partial_score=fields["partial_score"],
             phase_results=fields["phase_results"],
         )
+        if self.inline is not None:
+            result["inline_evaluations"] = self.inline.taken
         if fields["evaluation_error"]:
             result["score"], result["success"] = None, False  # not the agent's score
         return result

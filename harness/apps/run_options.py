@@ -96,6 +96,12 @@ class RunOptions(CommonOptions):
     osworld2: str | None = None
     osworld2_data: str | None = None
     osworld2_python: str | None = None
+    osworld2_websites: str | None = None
+    osworld2_gitlab: str | None = None
+    osworld2_services: str | None = None
+    osworld2_host_suffix: str | None = None
+    checkpoint_eval_mode: str = "off"
+    checkpoint_steps: str | None = None
     judge_model: str | None = None
     user_model: str | None = None
     sites: str | None = None

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model_factory
 from harness.apps.osworld2_run import phase_checkpoint
+from harness.apps.osworld2_services import osworld2_services
 from harness.kernel.core import StateActError
 from harness.kernel.records import load_events, safe_run_name, write_json_atomic
 from harness.reports import summary as summaries
@@ -209,10 +210,13 @@ class SuiteRun:
             ensure_suite_fixtures(self.task_paths)
             self._name_runs()
             results: dict = {}
-            try:
-                self._run_all(results)
-            finally:
-                summary = self.finish(results)
+            # OSWorld 2.0's websites and GitLab, if it names them: started once, for every task
+            with osworld2_services(self.config) as config:
+                self.config = self.executor.config = config
+                try:
+                    self._run_all(results)
+                finally:
+                    summary = self.finish(results)
         return summary
 
     def _name_runs(self) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from harness.apps.osworld2_options import osworld2_config
 from harness.apps.osworld2_run import run_osworld2_task
+from harness.apps.osworld2_services import osworld2_services
 from harness.apps.osworld2_suite import osworld2_dry_run, osworld2_task_paths
 from harness.apps.run_options import config_from_options, options_from_args, render_trajectory
 from harness.kernel.core import StateActError
@@ -51,8 +52,10 @@ def run_task_module(args, config: RunConfig) -> int:
     if args.resume and (out / "result.json").is_file():  # finished: its result stands
         result = json.loads((out / "result.json").read_text())
     else:  # an unfinished run goes on after its last judged phase (its snapshot), if it has one
-        with TurnProgress(task_file.stem) as progress:
-            result = run_osworld2_task(task_file, config, out, model=model, on_turn=progress.update)
+        with osworld2_services(config) as started, TurnProgress(task_file.stem) as progress:
+            result = run_osworld2_task(
+                task_file, started, out, model=model, on_turn=progress.update
+            )
     render_trajectory(out)
     keys = ("task_id", "status", "score", "partial_score", "phases_judged", "cost_usd")
     print(json.dumps({key: result.get(key) for key in keys}))

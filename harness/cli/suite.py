@@ -167,8 +167,8 @@ def run(args) -> int:
     )
     options = suite_options(args)
     fail_on_error = parse_fail_on_error(args.fail_on_error)
-    if ray is not None and options.selection.trials > 1:
-        raise StateActError("--trials runs on the local runner only; leave out --ray or --trials.")
+    if ray is not None:
+        local_only(options, config)
     selected = options.selection.apply(discover_tasks(paths), task_name)
     total = len(selected) * options.selection.trials
     if args.resume:  # finished tasks are kept without a progress report; count only the rest
@@ -195,6 +195,17 @@ def run(args) -> int:
         )
         raise
     return _report(summary, out, fail_on_error)
+
+
+def local_only(options, config) -> None:
+    """Refuse what runs on the local runner only, for a suite on Ray."""
+    if options.selection.trials > 1:
+        raise StateActError("--trials runs on the local runner only; leave out --ray or --trials.")
+    if config.osworld2 is not None and config.osworld2.starts_services:
+        raise StateActError(
+            "OSWorld 2.0's services start on the local runner only; leave out --ray, or start "
+            "them on each node yourself and set WEBSITE_HOST_SUFFIX."
+        )
 
 
 def _report(summary: dict, out: Path, fail_on_error) -> int:

@@ -17,7 +17,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,6 +55,24 @@ class Osworld2Config(BaseModel):
     """Endpoint for both models (an OpenAI-compatible server); None: the provider's variable."""
     judge_max_tokens: int | None = Field(None, gt=0)
     """OSWORLD_EVAL_MODEL_MAX_OUTPUT_TOKENS; a task's own limit still wins, as upstream."""
+    services_file: Path | None = None
+    """A JSON file naming the services to start for a suite (`tasks.osworld2.services`)."""
+    websites: Path | None = None
+    """The user's checkout of the mock websites (Task-Web/OSWorld-web), built and started."""
+    gitlab: Path | None = None
+    """The user's checkout of the GitLab service (Task-Web/gitlab), built and started."""
+    host_suffix: str | None = None
+    """WEBSITE_HOST_SUFFIX the started services answer under; None: the services file's, else
+    `osworld2.test`."""
+    checkpoint_eval_mode: Literal["off", "inline"] = "off"
+    """`inline`: the benchmark's evaluation also runs mid-phase at `checkpoint_steps`, as its
+    launcher does; the verdicts are recorded, the phase's score stays its final evaluation."""
+    checkpoint_steps: list[int] = Field(default_factory=list)
+    """Main-agent turns after which an inline evaluation runs (OSWorld 2.0's launcher: 150, 300)."""
+
+    @property
+    def starts_services(self) -> bool:
+        return any(p is not None for p in (self.services_file, self.websites, self.gitlab))
 
     def interpreter(self) -> str:
         if self.python is not None:
@@ -70,6 +88,8 @@ class Osworld2Config(BaseModel):
                 env.update(model_variables(ENV_PREFIXES[role], spec, self.base_url))
         if self.judge_max_tokens:
             env["OSWORLD_EVAL_MODEL_MAX_OUTPUT_TOKENS"] = str(self.judge_max_tokens)
+        if self.host_suffix:  # the services StateAct started answer under it
+            env["WEBSITE_HOST_SUFFIX"] = self.host_suffix
         return env
 
 

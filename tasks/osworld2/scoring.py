@@ -15,10 +15,16 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.osworld2.bridge import Osworld2Config
+from tasks.osworld2.services import service_blockers
 
 TASK_GLOB = "task_*.py"
 SERVICES_VARIABLE = "WEBSITE_HOST_SUFFIX"
 """Where OSWorld 2.0's website controller builds each mock site's host name from."""
+NO_SERVICES = (
+    f"the mock websites and GitLab are not running ({SERVICES_VARIABLE} is not set; give "
+    "--osworld2-websites PATH, --osworld2-gitlab PATH or --osworld2-services FILE to start them, "
+    "see docs/osworld2.md)"
+)
 
 
 class PhaseVerdict(BaseModel):
@@ -96,8 +102,7 @@ def blockers(config: Osworld2Config | None, judge_needed: bool = True) -> list[s
             "xlang-ai/OSWorld-V2)",
             "no OSWorld 2.0 task data is given (--osworld2-data PATH to the downloaded "
             "xlangai/osworld_v2_tasks dataset)",
-            f"the mock websites and GitLab are not running ({SERVICES_VARIABLE} is not set; "
-            "see docs/osworld2.md)",
+            NO_SERVICES,
             "no judge model is given (--judge-model PROVIDER/NAME)",
         ]
     found = []
@@ -112,11 +117,10 @@ def blockers(config: Osworld2Config | None, judge_needed: bool = True) -> list[s
             if config.data is None
             else f"{config.data} holds no {TASK_GLOB} task modules"
         )
-    if not os.environ.get(SERVICES_VARIABLE):
-        found.append(
-            f"the mock websites and GitLab are not running ({SERVICES_VARIABLE} is not set; "
-            "see docs/osworld2.md)"
-        )
+    if config.starts_services:
+        found += service_blockers(config)
+    elif not (config.host_suffix or os.environ.get(SERVICES_VARIABLE)):  # started by the user
+        found.append(NO_SERVICES)
     if judge_needed and not config.judge_model:
         found.append("no judge model is given (--judge-model PROVIDER/NAME)")
     return found

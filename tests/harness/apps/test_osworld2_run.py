@@ -217,7 +217,9 @@ def test_dry_run_lists_the_data_with_each_tasks_blockers():
     records = [json.loads(line) for line in ready.stdout.splitlines()]
     assert [(r["id"], r["phases"], r["has_user"], r["runnable"]) for r in records] == [
         ("task_ask_user", 1, True, True),
+        ("task_inline", 1, False, True),
         ("task_multiphase", 2, False, True),
+        ("task_website", 1, False, True),
     ]
     bare = stateact("suite", "--dry-run", *args, "--image", "base")
     reasons = json.loads(bare.stdout.splitlines()[0])["reasons"]

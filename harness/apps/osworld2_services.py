@@ -1,0 +1,53 @@
+"""The services an OSWorld 2.0 run or suite starts first (the mock websites, GitLab, a services
+file's), once for all its tasks: while they run, every task's sandbox joins their network and the
+benchmark builds their host names from WEBSITE_HOST_SUFFIX.
+
+    with osworld2_services(config) as config:    # config: a copy pointing at the services
+        run_suite(…, config, …)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from harness.kernel.core import StateActError
+from harness.run.config import RunConfig
+from sandboxes.docker_backend import docker_client, resolve_image
+from sandboxes.services import ServiceStack
+from tasks.osworld2.services import host_suffix, service_specs
+
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def osworld2_services(
+    config: RunConfig, health_timeout_s: float | None = None
+) -> Iterator[RunConfig]:
+    """Start the services `config.osworld2` names (none: `config` unchanged) and yield the config
+    the tasks run under; the services are removed when the block ends, however it ends."""
+    osworld2 = config.osworld2
+    if osworld2 is None or not osworld2.starts_services:
+        yield config
+        return
+    if config.sandbox.backend != "docker":
+        raise StateActError(
+            "OSWorld 2.0's services run as Docker containers: use the docker sandbox backend "
+            "(leave out --sandbox local) or start them yourself and set WEBSITE_HOST_SUFFIX."
+        )
+    specs = service_specs(osworld2)
+    for spec in specs:
+        spec.check_source()  # a missing checkout is named before any engine is asked
+    # The probe runs in the sandboxes' own image: what it reaches, a sandbox reaches.
+    probe_image = resolve_image(docker_client(), config.sandbox.image)
+    timeout = {} if health_timeout_s is None else {"health_timeout_s": health_timeout_s}
+    with ServiceStack(specs, probe_image, **timeout) as stack:
+        log.info(
+            "services %s up on the network %s", ", ".join(s.name for s in specs), stack.network
+        )
+        started = config.model_copy(deep=True)
+        started.sandbox.network = True
+        started.sandbox.network_mode = stack.network
+        started.osworld2.host_suffix = host_suffix(osworld2)
+        yield started
