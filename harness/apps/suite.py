@@ -27,6 +27,7 @@ from pathlib import Path
 
 from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model_factory
 from harness.apps.osworld2_run import phase_checkpoint
+from harness.apps.sandbox_options import pool_config
 from harness.kernel.core import StateActError
 from harness.kernel.records import load_events, safe_run_name, write_json_atomic
 from harness.reports import summary as summaries
@@ -34,6 +35,7 @@ from harness.reports.html_report import write_report, write_trajectory_html
 from harness.reports.osworld_layout import write_osworld_results
 from harness.run.config import RunConfig
 from sandboxes.base import check_parallel_network
+from sandboxes.pool import warm_pool
 from tasks.schema import Task, load_task
 from tasks.support import dry_run_record
 from tasks.webarena.deployment import configure as configure_webarena
@@ -152,6 +154,7 @@ class SuiteRun:
         self.parallel = parallel
         self.resume = resume
         self.plan = suite_options or SuiteOptions()
+        pool_config(self.plan.warm, config.sandbox)  # a bad --warm fails before any task
         if self.plan.retry_errors and not resume:
             raise StateActError(
                 "--retry-errors goes with --resume (it reruns what errored in OUT)."
@@ -210,7 +213,8 @@ class SuiteRun:
             self._name_runs()
             results: dict = {}
             try:
-                self._run_all(results)
+                with warm_pool(pool_config(self.plan.warm, self.config.sandbox)):
+                    self._run_all(results)
             finally:
                 summary = self.finish(results)
         return summary
