@@ -137,7 +137,10 @@ class WarmPool:
             self._changed.notify_all()
         for sandbox in left:
             sandbox.close()
-        self._thread.join(timeout=5)
+        # A start under way ends in the filler, which closes what it started: wait for it, so
+        # nothing the pool started outlives the suite (a start that hangs is left to the exit
+        # hooks and the next start's reaper).
+        self._thread.join(timeout=self.config.sandbox.start_timeout_s)
 
     def _gave_up(self) -> bool:
         return self._failures >= FAILURES_BEFORE_GIVING_UP

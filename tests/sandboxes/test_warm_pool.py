@@ -211,3 +211,81 @@ def _wait_for_owner(pid: int, within_s: float = 120) -> str:
                 return owner
         time.sleep(0.3)
     raise AssertionError(f"process {pid} started no sandbox within {within_s} s")
+
+
+XVFB = "cat /tmp/stateact-desktop/xvfb.pid && test -f /tmp/stateact-desktop.env"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_pooled_desktop_is_up_and_the_task_setup_opens_calc_on_it(tmp_path):
+    """The pool starts the desktop as a task's first GUI step would; that step (opening a
+    workbook in Calc) then runs on the same display, and the first screenshot pays no start."""
+    require_image("desktop")
+    import openpyxl
+
+    from subagents.desktop import Desktop
+    from tasks.schema import SetupStep, Task
+    from tasks.setup import run_setup
+
+    book = tmp_path / "pooled.xlsx"
+    workbook = openpyxl.Workbook()
+    workbook.active["A1"] = "pooled"
+    workbook.save(book)
+    config = SandboxConfig(image="desktop", display_size=(1280, 720))
+    task = Task(id="pooled-desktop", instruction="x", base_dir=tmp_path)
+    steps = [
+        SetupStep(
+            type="download",
+            parameters={"files": [{"url": str(book), "path": "/home/user/pooled.xlsx"}]},
+        ),
+        SetupStep(type="open", parameters={"path": "/home/user/pooled.xlsx"}),
+    ]
+    with warm_pool(PoolConfig(1, config)) as pool:
+        assert pool.wait_full(300)
+        sandbox, from_pool = open_pooled(config)
+        with sandbox:
+            assert from_pool
+            code, before = sandbox.exec(["bash", "-c", XVFB])
+            assert code == 0, before  # the display was up before the task asked for it
+            run_setup(steps, sandbox, task, None, before_agent=True)
+            code, after = sandbox.exec(["bash", "-c", XVFB])
+            assert code == 0 and after == before  # the setup used the pool's display
+            desktop = Desktop(sandbox, (1280, 720))
+            assert "pooled.xlsx" in desktop.windows()
+            desktop.screenshot((1280, 720))
+            assert desktop.start_seconds is not None and desktop.start_seconds < 1.0
+
+
+def test_the_python_api_refuses_bad_warm_values_before_any_task(tmp_path):
+    from harness import api
+
+    suite = tmp_path / "suite"
+    marker_task(suite, 0)
+    out = tmp_path / "out"
+    with pytest.raises(StateActError, match=r"^--warm must be from 0 \(no pool\) to 64, got -1"):
+        api.run_suite([suite], "script/oracle", out_dir=out, options={"warm": -1})
+    with pytest.raises(StateActError, match="^--warm needs the docker backend"):
+        api.run_suite([suite], "script/oracle", out_dir=out, warm=2, backend="local")
+    with pytest.raises(StateActError, match="^--warm takes a whole number"):
+        api.run_batch(
+            "x", [suite / "tasks" / "pooled-0.json"], "script/oracle", out_dir=out, warm=1.5
+        )
+    assert not out.exists()
+
+
+@pytest.mark.docker
+def test_the_mcp_server_hands_out_pooled_sandboxes(tmp_path):
+    require_image("base")
+    from harness.apps.mcp_server import SandboxPool, ServerSettings
+
+    pool = SandboxPool(ServerSettings(image="base", warm=1), tmp_path)
+    try:
+        assert pool.warm.wait_full(120)
+        owner = object()
+        sandbox_id = pool.create(owner, None, None, False)
+        assert pool.warm.taken == 1
+        assert pool.get(owner, sandbox_id).sandbox.exec(["/bin/true"])[0] == 0
+    finally:
+        pool.close_all()
+    assert not listed_containers(f"stateact.owner={_own_owner()}")
