@@ -172,6 +172,7 @@ class _Run:
             started_at=started_at,
             milestone=milestone and milestone["number"],
             sandbox_ready_at=sandbox_ready_at,
+            sandbox_from_pool=self.sandbox_from_pool,
         )
         return RunContext(
             config=config,
