@@ -207,10 +207,24 @@ class WarmPool:
         code, output = sandbox.exec(["bash", "-c", script], timeout=90.0)
         if code == NO_DESKTOP:
             self._has_desktop = False
-        elif code != 0:
+            return
+        if code != 0:
             raise SandboxError(f"the desktop did not start: {output.strip()[-300:]}")
-        else:
-            self._has_desktop = True
+        self._has_desktop = True
+        _warm_desktop_driver(sandbox, width, height)
+
+
+def _warm_desktop_driver(sandbox: Sandbox, width: int, height: int) -> None:
+    """Spawn the toolbox's desktop driver and its screen grabber (the first `desktop.*` call
+    starts a Python process that loads Pillow, 0.3-1 s on a loaded machine), so a task's first
+    screenshot pays neither. Sent through the toolbox client itself: the call is the harness's,
+    not the agent's, so a docker sandbox keeps running the task's setup commands through the
+    toolbox (`DockerSandbox.agent_has_run` stays False)."""
+    client = getattr(sandbox, "toolbox", None)
+    if client is None:
+        return
+    client.call("desktop.start", timeout=90.0, width=width, height=height)
+    client.call("desktop.screenshot", timeout=60.0, width=320, height=180, settle_s=0.0)
 
 
 def _answers(sandbox: Sandbox) -> bool:

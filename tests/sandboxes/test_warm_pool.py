@@ -252,6 +252,9 @@ def test_a_pooled_desktop_is_up_and_the_task_setup_opens_calc_on_it(tmp_path):
             code, after = sandbox.exec(["bash", "-c", XVFB])
             assert code == 0 and after == before  # the setup used the pool's display
             desktop = Desktop(sandbox, (1280, 720))
+            deadline = time.monotonic() + 90  # the open step returns at Calc's first window
+            while "pooled.xlsx" not in desktop.windows() and time.monotonic() < deadline:
+                time.sleep(0.5)
             assert "pooled.xlsx" in desktop.windows()
             desktop.screenshot((1280, 720))
             assert desktop.start_seconds is not None and desktop.start_seconds < 1.0
