@@ -32,6 +32,10 @@ FAILURES_BEFORE_GIVING_UP = 3
 same cause shows in their results)."""
 RETRY_PAUSE_S = 2.0
 """Pause after a failed start, times the failures in a row."""
+WAITING_CPU_SHARES = 128
+DEFAULT_CPU_SHARES = 1024
+"""Docker's CPU weights: a pooled sandbox's while it starts and waits (an eighth), and every
+running sandbox's."""
 NO_DESKTOP = 3
 """The exit code of the desktop start when the image has no desktop to start."""
 
@@ -125,6 +129,7 @@ class WarmPool:
                 sandbox = self._ready.popleft()
                 self._changed.notify_all()  # the filler starts its replacement
             if _answers(sandbox):
+                _cpu_weight(sandbox, None)
                 self.taken += 1
                 return sandbox
             sandbox.close()  # died while it waited (the engine restarted, an OOM): the next one
@@ -184,6 +189,7 @@ class WarmPool:
             self._failures += 1
             log.warning("the warm pool could not start a sandbox: %s", exc)
             return None
+        _cpu_weight(sandbox, WAITING_CPU_SHARES)
         try:
             self._start_desktop(sandbox)
         except Exception as exc:  # noqa: BLE001
@@ -225,6 +231,21 @@ def _warm_desktop_driver(sandbox: Sandbox, width: int, height: int) -> None:
         return
     client.call("desktop.start", timeout=90.0, width=width, height=height)
     client.call("desktop.screenshot", timeout=60.0, width=320, height=180, settle_s=0.0)
+
+
+def _cpu_weight(sandbox: Sandbox, shares: int | None) -> None:
+    """Lower a pooled container's CPU weight while it starts and waits (its desktop start then
+    yields to the running tasks' work on a machine with few cores); None gives the default back
+    when a task takes it. Best effort: an engine without CPU weights leaves it as it is."""
+    container = getattr(sandbox, "container", None)
+    if container is None:
+        return
+    from docker.errors import APIError
+
+    try:
+        container.update(cpu_shares=shares or DEFAULT_CPU_SHARES)
+    except APIError as exc:
+        log.debug("no CPU weight for %s: %s", getattr(sandbox, "id", "?"), exc)
 
 
 def _answers(sandbox: Sandbox) -> bool:
