@@ -292,3 +292,35 @@ def test_the_mcp_server_hands_out_pooled_sandboxes(tmp_path):
     finally:
         pool.close_all()
     assert not listed_containers(f"stateact.owner={_own_owner()}")
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_batch_with_a_pool_gives_each_file_a_sandbox_of_its_own(tmp_path):
+    """`batch --warm 2` over five workbooks: each run took a pooled sandbox, and each sandbox held
+    only its own workbook (the agent's `ls -l /home/user`, recorded in its trajectory)."""
+    require_image("base")
+    from tests.harness.apps.test_batch import batch_argv, make_books, read_summary, scripts
+
+    make_books(tmp_path / "books")
+    agent, gate = scripts(tmp_path)
+    out = tmp_path / "out"
+    argv = batch_argv(tmp_path / "books", out, agent, gate, "--warm", "2")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    rows = read_summary(out)
+    assert len(rows) == 5 and all(row["status"] == "completed" for row in rows.values())
+    for name in rows:
+        result = json.loads((out / "runs" / name / "result.json").read_text())
+        assert result["sandbox_from_pool"] is True, result
+        trajectory = (out / "runs" / name / "trajectory.jsonl").read_text().splitlines()
+        listings = [  # the tool result of `ls -l /home/user`: "total 8\n-rw-r--r-- … book1.xlsx"
+            block["content"][0]["text"]
+            for event in map(json.loads, trajectory)
+            if event.get("event") == "tool_results"
+            for block in event["content"]
+            if block["content"] and str(block["content"][0].get("text", "")).startswith("total")
+        ]
+        assert len(listings) == 1, listings
+        books = [word for word in listings[0].split() if word.endswith(".xlsx")]
+        assert books == [name], listings[0]
