@@ -1,5 +1,5 @@
 """Run the benchmarks: `python -m bench [NAME ...]`, NAME one of sandbox harness desktop suite gate
-report seeds ray density (default: all)."""
+report seeds ray density pool (default: all)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,18 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-MODULES = ["sandbox", "harness", "desktop", "suite", "gate", "report", "seeds", "ray", "density"]
+MODULES = [
+    "sandbox",
+    "harness",
+    "desktop",
+    "suite",
+    "gate",
+    "report",
+    "seeds",
+    "ray",
+    "density",
+    "pool",
+]
 RESULTS = Path(__file__).parent / "results.json"
 
 

@@ -13,7 +13,7 @@ price raises StateActError before anything runs. See docs/python-api.md for a ru
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from harness import runner
@@ -123,11 +123,13 @@ def run_suite(
     suite_options: SuiteOptions | None = None,
     config_file: str | Path | None = None,
     options: dict | None = None,
+    warm: int | None = None,
     **overrides,
 ) -> dict:
     """Run every task under `paths`, `parallel` at a time, into `out_dir`; returns summary.json's
     content. `suite_options` pick tasks and trials (`SuiteOptions`); a run config's suite keys
-    (parallel, filter, slice, shuffle, trials, retry_errors, force) are honoured too."""
+    (parallel, filter, slice, shuffle, trials, retry_errors, force, warm) are honoured too.
+    `warm` N keeps N sandboxes started ahead of the tasks (sandboxes/pool.py)."""
     if config_file is not None or options:
         config, given = from_run_config("suite", model, config_file, options)
         parallel = given.parallel or parallel
@@ -136,7 +138,10 @@ def run_suite(
             selection=Selection(given.filter, given.slice, given.shuffle, given.trials),
             retry_errors=given.retry_errors,
             force=given.force,
+            warm=given.warm,
         )
+    if warm is not None:
+        suite_options = replace(suite_options or SuiteOptions(), warm=warm)
     config = make_config(model, config=config, **overrides)
     check_model(config)
     return suite.run_suite(
@@ -161,15 +166,17 @@ def run_batch(
     check: str | Path | None = None,
     config_file: str | Path | None = None,
     options: dict | None = None,
+    warm: int | None = None,
     **overrides,
 ) -> list[dict]:
     """Run `instruction` over every file (paths or glob patterns); returns summary.csv's rows as
-    dicts."""
+    dicts. `warm` N (or the run config's `warm`) keeps N sandboxes started ahead of the files."""
     if config_file is not None or options:
-        config, _ = from_run_config("batch", model, config_file, options)
+        config, given = from_run_config("batch", model, config_file, options)
+        warm = given.warm if warm is None else warm
     config = make_config(model, config=config, **overrides)
     check_model(config)
-    options = batch.BatchOptions(parallel=parallel, resume=resume, check=check)
+    options = batch.BatchOptions(parallel=parallel, resume=resume, check=check, warm=warm or 0)
     return batch.run_batch(instruction, list(files), out_dir, config, options)
 
 

@@ -20,6 +20,7 @@ from harness.run.context import RunContext
 from harness.run.outcome import TaskOutcome, error_status
 from sandboxes import open_sandbox
 from sandboxes.agent_stop import freeze_agent
+from sandboxes.pool import open_pooled
 from tasks.evaluate import evaluate
 from tasks.getters import SandboxSource
 from tasks.schema import Task, load_task
@@ -108,6 +109,7 @@ class _Run:
         self.outcome = TaskOutcome(task.id, control=config.control, preset=config.preset)
         self.outcome.options = config.options()
         self.sandbox = None
+        self.sandbox_from_pool = False
         self.selection: BestOf | None = None
 
     @property
@@ -144,6 +146,7 @@ class _Run:
             if self.selection is not None:
                 self.selection.close()
         result = self.outcome.result(self.stats)
+        result["sandbox_from_pool"] = self.sandbox_from_pool
         if self.selection is not None:
             result.update(self.selection.summary())
         return result
@@ -154,7 +157,10 @@ class _Run:
         if config.best_of == 1:
             model = model or make_model(config.model, config.model_options)
         milestone = last_milestone(self.record.dir) if self.resume else None
-        self.sandbox = open_sandbox(config.sandbox, snapshot_of(milestone))
+        if milestone is None:  # a warm pool's sandbox when one keeps this config (`--warm`)
+            self.sandbox, self.sandbox_from_pool = open_pooled(config.sandbox)
+        else:
+            self.sandbox = open_sandbox(config.sandbox, snapshot_of(milestone))
         sandbox_ready_at = round(time.time(), 3)  # `bench density` splits start from setup
         self.outcome.status = "setup"
         if milestone is None:
@@ -166,6 +172,7 @@ class _Run:
             started_at=started_at,
             milestone=milestone and milestone["number"],
             sandbox_ready_at=sandbox_ready_at,
+            sandbox_from_pool=self.sandbox_from_pool,
         )
         return RunContext(
             config=config,

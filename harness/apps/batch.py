@@ -18,10 +18,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from gates.structural import named_paths
+from harness.apps.sandbox_options import pool_config
 from harness.kernel.core import StateActError
 from harness.kernel.secrets import redact
 from harness.run.config import RunConfig
 from sandboxes.base import SANDBOX_HOME, check_parallel_network
+from sandboxes.pool import warm_pool
 from tasks.schema import Task, load_task
 from tasks.support import check_references
 
@@ -165,6 +167,8 @@ class BatchOptions:
     """Run each file as a Ray task on a cluster's node (see `harness.apps.ray.batch`)."""
     force: bool = False
     """Resume OUT even when its model, preset or control mode differ from this batch's."""
+    warm: int = 0
+    """Sandboxes kept started ahead of the files (`--warm`, sandboxes/pool.py); local runner."""
 
 
 def run_batch(
@@ -182,6 +186,7 @@ def run_batch(
     if parallel < 1:
         raise StateActError("--parallel must be at least 1.")
     check_parallel_network(config.sandbox, parallel)
+    pool_config(options.warm, config.sandbox, options.ray)  # a bad --warm fails before any run
     out_dir = Path(out_dir)
     items = plan_batch(instruction, expand_inputs(files), out_dir)
     check_task = checker(options.check)
@@ -223,10 +228,11 @@ def _run_items(items, out_dir: Path, config, check_task, options: BatchOptions) 
 
     if options.ray is not None:  # Ray itself loads only when the cluster starts
         return run_items_on_ray(items, job, replace(options.ray, local_slots=parallel), one)
-    if parallel == 1:
-        return [one(item) for item in items]
-    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="batch") as pool:
-        return list(pool.map(one, items))
+    with warm_pool(pool_config(options.warm, config.sandbox)):
+        if parallel == 1:
+            return [one(item) for item in items]
+        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="batch") as pool:
+            return list(pool.map(one, items))
 
 
 class SummaryTable:

@@ -24,6 +24,7 @@ from mcp.server.mcpserver import MCPServer as FastServer
 from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
 
 from gates import Gate
+from harness.apps.sandbox_options import pool_config
 from harness.kernel.core import Model, StateActError, ToolError, ToolResult, require_one_of
 from harness.kernel.loop import RunScope, RunStats
 from harness.kernel.records import RunRecord
@@ -32,6 +33,7 @@ from harness.run.config import RunConfig
 from harness.tools import BashTool, EditorTool, PythonTool, ViewImageTool
 from sandboxes import BACKENDS, SandboxConfig, open_sandbox
 from sandboxes.images.build import IMAGE_NAMES as IMAGES
+from sandboxes.pool import WarmPool
 from sandboxes.toolbox.protocol import FileRead, FileWrite
 from sandboxes.typed import run
 
@@ -54,6 +56,15 @@ class ServerSettings:
     """Whether a client may ask for a sandbox with a network (the operator's --network)."""
     max_sandboxes: int = 4
     """Live sandboxes the server holds at once, over all clients."""
+    warm: int = 0
+    """Sandboxes of the default backend and image kept started ahead of `sandbox_create`
+    (`--warm`, sandboxes/pool.py); they do not count in `max_sandboxes`."""
+
+    def sandbox_config(self, backend: str, image: str, network: bool) -> SandboxConfig:
+        """What `sandbox_create` starts (the warm pool keeps the default's)."""
+        return SandboxConfig(
+            backend=backend, image=image, network=network, memory_mb=self.memory_mb
+        )
 
 
 @dataclass
@@ -79,6 +90,9 @@ class SandboxPool:
         self.lock = threading.Lock()
         self._gate_model: Model | None = None
         self.starting = 0
+        default = settings.sandbox_config(settings.backend, settings.image, False)
+        warm = pool_config(settings.warm, default, desktop=False)  # no screen in these tools
+        self.warm = WarmPool(warm) if warm else None
 
     def create(self, owner: object, backend: str | None, image: str | None, network: bool) -> str:
         """A new sandbox within the operator's bounds: its backend, its network choice, its
@@ -107,10 +121,9 @@ class SandboxPool:
                 )
             self.starting += 1
         try:
-            config = SandboxConfig(
-                backend=backend, image=image, network=network, memory_mb=settings.memory_mb
-            )
-            sandbox = open_sandbox(config)
+            config = settings.sandbox_config(backend, image, network)
+            sandbox = self.warm.take(config) if self.warm else None
+            sandbox = sandbox or open_sandbox(config)
             sandbox_id = f"sbx-{uuid.uuid4().hex[:8]}"
             with self.lock:
                 self.entries[sandbox_id] = Entry(
@@ -143,6 +156,8 @@ class SandboxPool:
         entry.sandbox.close()
 
     def close_all(self) -> None:
+        if self.warm is not None:
+            self.warm.close()
         with self.lock:
             entries, self.entries = list(self.entries.values()), {}
         for entry in entries:

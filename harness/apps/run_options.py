@@ -122,6 +122,7 @@ class SuiteOptionsModel(RunOptions):
     ray_retries: int = 3
     ray_image_archive: str | None = None
     requests_per_minute: float | None = None
+    warm: int = 0
     dry_run: bool = False
     by_blocker: bool = False
     build_fixtures: bool = False
@@ -141,6 +142,7 @@ class BatchOptionsModel(CommonOptions):
     ray_retries: int = 3
     ray_image_archive: str | None = None
     requests_per_minute: float | None = None
+    warm: int = 0
 
 
 MODELS: dict[str, type[CommonOptions]] = {

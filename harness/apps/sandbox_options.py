@@ -1,5 +1,6 @@
 """The sandbox's screen and the agent's rights in it: `--screen WxH` and `--agent-sudo` on `run`,
-`suite` and `batch` (and `code`, which shares their options)."""
+`suite` and `batch` (and `code`, which shares their options); the warm pool's `--warm N` on
+`suite`, `batch` and `mcp`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import re
 
 from harness.kernel.core import StateActError
 from harness.run.config import RunConfig
-from sandboxes.base import OSWORLD_SCREEN
+from sandboxes.base import OSWORLD_SCREEN, SandboxConfig
+from sandboxes.pool import PoolConfig, check_warm
 
 SCREEN = re.compile(r"^(\d{3,5})x(\d{3,5})$")
 SCREEN_LIMITS = ((640, 7680), (480, 4320))
@@ -51,3 +53,27 @@ def apply_sandbox_options(screen: str | None, agent_sudo: bool, config: RunConfi
     config.sandbox.agent_sudo = agent_sudo
     if config.sandbox.agent_sudo and config.sandbox.backend != "docker":
         raise StateActError("--agent-sudo needs the docker backend (--sandbox docker).")
+
+
+def add_warm_option(parser) -> None:
+    """`--warm N` on `suite`, `batch` and `mcp` (sandboxes/pool.py)."""
+    parser.add_argument(
+        "--warm",
+        type=int,
+        default=0,
+        metavar="N",
+        help="keep N sandboxes started ahead (the desktop up), one handed to each next task and "
+        "replaced in the background; each is used by one task only (default 0: none; docker "
+        "backend; docs/scale-out.md)",
+    )
+
+
+def pool_config(
+    warm, sandbox: SandboxConfig, ray: object = None, desktop: bool = True
+) -> PoolConfig | None:
+    """The warm pool `--warm` asks for (None for 0), checked: a whole number, the docker
+    backend, and not with `--ray` (the pool lives in this process, the tasks on the nodes)."""
+    size = check_warm(warm, sandbox.backend)
+    if size and ray is not None:
+        raise StateActError("--warm runs on the local runner only; leave out --ray or --warm.")
+    return PoolConfig(size, sandbox, desktop=desktop) if size else None

@@ -126,3 +126,5 @@ class SuiteOptions:
     force: bool = False
     """With resume: continue even though OUT/run.json names another model, preset, control mode
     or task set."""
+    warm: int = 0
+    """Sandboxes the local runner keeps started ahead of its tasks (`--warm`, sandboxes/pool.py)."""

@@ -28,6 +28,7 @@ from pathlib import Path
 from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model_factory
 from harness.apps.osworld2_run import phase_checkpoint
 from harness.apps.osworld2_services import osworld2_services
+from harness.apps.sandbox_options import pool_config
 from harness.kernel.core import StateActError
 from harness.kernel.records import load_events, safe_run_name, write_json_atomic
 from harness.reports import summary as summaries
@@ -35,6 +36,7 @@ from harness.reports.html_report import write_report, write_trajectory_html
 from harness.reports.osworld_layout import write_osworld_results
 from harness.run.config import RunConfig
 from sandboxes.base import check_parallel_network
+from sandboxes.pool import warm_pool
 from tasks.schema import Task, load_task
 from tasks.support import dry_run_record
 from tasks.webarena.deployment import configure as configure_webarena
@@ -153,6 +155,7 @@ class SuiteRun:
         self.parallel = parallel
         self.resume = resume
         self.plan = suite_options or SuiteOptions()
+        pool_config(self.plan.warm, config.sandbox)  # a bad --warm fails before any task
         if self.plan.retry_errors and not resume:
             raise StateActError(
                 "--retry-errors goes with --resume (it reruns what errored in OUT)."
@@ -210,11 +213,13 @@ class SuiteRun:
             ensure_suite_fixtures(self.task_paths)
             self._name_runs()
             results: dict = {}
-            # OSWorld 2.0's websites and GitLab, if it names them: started once, for every task
+            # OSWorld 2.0's websites and GitLab, if it names them: started once, for every task;
+            # the pool's sandboxes are started on their network (the config it returns)
             with osworld2_services(self.config) as config:
                 self.config = self.executor.config = config
                 try:
-                    self._run_all(results)
+                    with warm_pool(pool_config(self.plan.warm, self.config.sandbox)):
+                        self._run_all(results)
                 finally:
                     summary = self.finish(results)
         return summary

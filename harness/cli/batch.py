@@ -7,6 +7,7 @@ from collections import Counter
 
 from harness.apps.batch import SUMMARY_NAME, BatchOptions, expand_inputs, run_batch
 from harness.apps.outdir import error_sentence, exit_code, parse_fail_on_error
+from harness.apps.sandbox_options import add_warm_option, pool_config
 from harness.kernel.core import StateActError
 from harness.models import make_model
 from harness.models.pricing import check_cost_cap
@@ -59,6 +60,7 @@ def register(subparsers) -> None:
         "ended in an error (default: any error exits 1)",
     )
     add_config_options(parser)
+    add_warm_option(parser)
     add_ray_options(parser)
     parser.set_defaults(handler=run)
 
@@ -68,6 +70,7 @@ def run(args) -> int:
     config = build_config(args)
     ray = ray_options(args)
     fail_on_error = parse_fail_on_error(args.fail_on_error)
+    pool_config(args.warm, config.sandbox, ray)  # before the model is built or anything starts
     if args.force and not args.resume:
         raise StateActError("--force goes with --resume.")
     model = make_model(config.model, config.model_options)  # fail fast on a bad spec or key
@@ -80,6 +83,7 @@ def run(args) -> int:
             on_result=lambda row: batch_progress_row(progress, row),
             ray=ray,
             force=args.force,
+            warm=args.warm,
         )
         rows = run_batch(args.instruction, files, args.out, config, options)
     passed = sum(row["gate_passed"] is True for row in rows)

@@ -4,9 +4,11 @@ over stdio."""
 from __future__ import annotations
 
 from harness.apps.mcp_server import IMAGES, ServerSettings, serve
+from harness.apps.sandbox_options import add_warm_option
 from harness.kernel.core import StateActError, require_one_of
 from harness.models import ModelConfig, endpoint_provider, make_model
 from sandboxes import BACKENDS
+from sandboxes.pool import check_warm
 
 
 def register(subparsers) -> None:
@@ -45,6 +47,7 @@ def register(subparsers) -> None:
         default=4,
         help="live sandboxes the server holds at once (default 4)",
     )
+    add_warm_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -53,6 +56,7 @@ def run(args) -> int:
     require_one_of("image", args.image, IMAGES)
     if args.max_sandboxes < 1:
         raise StateActError("--max-sandboxes must be at least 1.")
+    check_warm(args.warm, args.sandbox)
     if (args.base_url or args.api_key) and not endpoint_provider(args.gate_model):
         raise StateActError(
             "--base-url and --api-key belong to the gate model's provider; pass --gate-model "
@@ -73,6 +77,7 @@ def run(args) -> int:
         memory_mb=args.memory_mb,
         network=args.network,
         max_sandboxes=args.max_sandboxes,
+        warm=args.warm,
     )
     serve(settings)
     return 0

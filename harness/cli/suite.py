@@ -13,6 +13,7 @@ from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
 from harness.apps.osworld2_options import add_osworld2_options, osworld2_config
 from harness.apps.outdir import ERROR_STATUSES, ResultsFile, parse_fail_on_error, summary_exit_code
 from harness.apps.ray.suite import run_suite_on_ray
+from harness.apps.sandbox_options import add_warm_option, pool_config
 from harness.apps.selection import Selection, SuiteOptions
 from harness.apps.suite import (
     discover_tasks,
@@ -113,6 +114,7 @@ def register(subparsers) -> None:
         action="store_true",
         help=f"a small varied slice; model {DEMO_MODEL} with ANTHROPIC_API_KEY, else the oracle",
     )
+    add_warm_option(parser)
     add_ray_options(parser)
     parser.set_defaults(handler=run)
 
@@ -166,6 +168,7 @@ def run(args) -> int:
         f"{where}, into {out}"
     )
     options = suite_options(args)
+    pool_config(options.warm, config.sandbox, ray)
     fail_on_error = parse_fail_on_error(args.fail_on_error)
     if ray is not None:
         local_only(options, config)
@@ -278,7 +281,9 @@ def suite_options(args) -> SuiteOptions:
     )
     if (args.retry_errors or args.force) and not args.resume:
         raise StateActError("--retry-errors and --force go with --resume.")
-    return SuiteOptions(selection=selection, retry_errors=args.retry_errors, force=args.force)
+    return SuiteOptions(
+        selection=selection, retry_errors=args.retry_errors, force=args.force, warm=args.warm
+    )
 
 
 def suite_progress_line(progress: RunsProgress, line: dict) -> None:

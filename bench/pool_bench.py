@@ -1,0 +1,87 @@
+"""The warm pool's rows: a task's desktop from the pool (`--warm`, sandboxes/pool.py) beside the
+cold start a task pays without one.
+
+A sample from the pool starts once the pool is full (a suite's steady state: tasks take minutes,
+a replacement seconds) and ends when the task's desktop is usable; the pool's replacement start
+runs meanwhile, as it does in a suite, so it loads the machine under the pooled sample. Samples
+alternate with the cold ones, in alternating order, so drifting load hits both alike.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+from sandboxes import SandboxConfig, open_sandbox
+from sandboxes.pool import PoolConfig, open_pooled, warm_pool
+from subagents.desktop import Desktop
+
+from . import Row, row
+from .desktop_bench import BOOK, SIZE, _workbook
+
+RUNS = 5
+FILL_TIMEOUT_S = 300.0
+
+
+def rows(runs: int = RUNS) -> list[Row]:
+    config = SandboxConfig(image="desktop", display_size=SIZE)
+    data = _workbook()
+
+    def ready(sandbox) -> None:
+        Desktop(sandbox, SIZE).screenshot(SIZE)  # the first screenshot: the display answers
+
+    def calc_open(sandbox) -> None:
+        sandbox.call("file.write", path=BOOK, data_b64=data)
+        Desktop(sandbox, SIZE).launch(
+            ["soffice", "--calc", "--norestore", BOOK], window="bench.xlsx", timeout=120
+        )
+
+    with warm_pool(PoolConfig(1, config)) as pool:
+        shot = paired_pool_medians(pool, config, ready, runs)
+        calc = paired_pool_medians(pool, config, calc_open, runs)
+    note = "pool of 1, full before each sample; its replacement starts during the pooled one"
+    return [
+        row(
+            "desktop sandbox to its first screenshot, from the warm pool",
+            shot[0],
+            runs,
+            "cold: start the sandbox, then the desktop, then the screenshot",
+            shot[1],
+            note=note,
+        ),
+        row(
+            "desktop with Calc and a file open, from the warm pool",
+            calc[0],
+            runs,
+            "cold: start the sandbox and the desktop, then Calc with the file",
+            calc[1],
+            note=note + "; both wait for the window, painted content and a settled screen",
+        ),
+    ]
+
+
+def paired_pool_medians(pool, config: SandboxConfig, work: Callable, runs: int):
+    """Medians of (from the pool, cold) for `work(sandbox)`, each sample from taking or starting
+    the sandbox to the end of `work`, the pool full before each."""
+
+    def pooled() -> None:
+        sandbox, from_pool = open_pooled(config)
+        with sandbox:
+            if not from_pool:
+                raise RuntimeError("the warm pool handed out no sandbox")
+            work(sandbox)
+
+    def cold() -> None:
+        with open_sandbox(config) as sandbox:
+            work(sandbox)
+
+    samples: dict = {pooled: [], cold: []}
+    for run in range(runs):
+        for action in (pooled, cold) if run % 2 == 0 else (cold, pooled):
+            if not pool.wait_full(FILL_TIMEOUT_S):
+                raise RuntimeError("the warm pool did not fill")
+            started = time.perf_counter()
+            action()
+            samples[action].append(time.perf_counter() - started)
+    return statistics.median(samples[pooled]), statistics.median(samples[cold])
