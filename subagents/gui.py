@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from harness.kernel.core import ToolError, ToolResult, ToolSpec
-from harness.models.anthropic_model import COMPUTER_TOOLSET, computer_tool_version
+from harness.models.claude_tools import COMPUTER_TOOLSET, computer_tool_version
 from harness.models.pricing import parse_claude_name
 
 from .desktop import Desktop

@@ -15,15 +15,19 @@ from typing import Any
 import anthropic
 
 from harness.kernel.core import ModelReply, StateActError, ToolSpec, Usage
+from harness.models.claude_tools import (
+    COMPUTER_TOOLSET,
+    computer_tool_version,
+    supports_native_tools,
+)
 from harness.models.config import ModelConfig
-from harness.models.pricing import parse_claude_name, resolve_prices, table_entry
+from harness.models.pricing import resolve_prices, table_entry
 from harness.models.retry import Retrier
 
 log = logging.getLogger(__name__)
 
 BASH_TOOL = "bash_20250124"
 EDITOR_TOOL = "text_editor_20250728"
-COMPUTER_TOOLSET = "computer_toolset_20260801"
 COMPUTER_BETAS = {
     "computer_20250124": "computer-use-2025-01-24",
     "computer_20251124": "computer-use-2025-11-24",
@@ -38,25 +42,6 @@ DEFAULT_CONTEXT_WINDOW = 200_000
 EPHEMERAL = {"type": "ephemeral"}
 TOOLSET_KEY = "_toolset_name"
 MEMBER_KEY = "_member"
-
-
-def computer_tool_version(model_name: str) -> str:
-    """The computer tool type that `model_name` understands (`computer_20250124` if unknown)."""
-    parsed = parse_claude_name(model_name)
-    if parsed is None:
-        return "computer_20250124"
-    family, major, minor = parsed
-    if (major, minor) >= (4, 8):
-        return COMPUTER_TOOLSET
-    if (major, minor) >= (4, 6) or (family == "opus" and (major, minor) >= (4, 5)):
-        return "computer_20251124"
-    return "computer_20250124"
-
-
-def supports_native_tools(model_name: str) -> bool:
-    """Whether the model takes `bash_20250124` and `text_editor_20250728` (Claude 4 and later)."""
-    parsed = parse_claude_name(model_name)
-    return parsed is not None and parsed[1] >= 4
 
 
 def _native_family(native_type: str) -> str | None:

@@ -9,7 +9,6 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import pandas
 from lxml import etree
 
 from harness.kernel.core import StateActError
@@ -155,6 +154,8 @@ def get_content_from_vm_file(spec: dict, ctx: GetterContext) -> list[str] | None
     fetched = ctx.source.fetch_file(path, work_path(ctx, posixpath.basename(path)))
     if fetched is None:
         return None
+    import pandas  # here: pandas costs half a second at every CLI start, for this one getter
+
     try:
         sheet = pandas.read_excel(fetched)
     except (ValueError, OSError, zipfile.BadZipFile) as exc:

@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlparse
 
-from nltk.tokenize import NLTKWordTokenizer, PunktSentenceTokenizer
-
 from harness.kernel.core import StateActError
 from tasks.webarena.schema import WebArenaTask
 
@@ -72,6 +70,10 @@ def clean_answer(answer: str) -> str:
 
 
 def word_tokenize(text: str) -> list[str]:
+    # Imported here: NLTK loads SciPy and scikit-learn (about 3 s), which every CLI command
+    # would pay at start, and only must_include with a one-character reference tokenizes.
+    from nltk.tokenize import NLTKWordTokenizer, PunktSentenceTokenizer
+
     sentences = PunktSentenceTokenizer().tokenize(text)
     tokenizer = NLTKWordTokenizer()
     return [token for sentence in sentences for token in tokenizer.tokenize(sentence)]

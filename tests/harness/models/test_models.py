@@ -17,7 +17,8 @@ from harness.kernel.core import (
     image_block,
 )
 from harness.models import ModelConfig, make_model
-from harness.models.anthropic_model import AnthropicModel, computer_tool_version
+from harness.models.anthropic_model import AnthropicModel
+from harness.models.claude_tools import computer_tool_version
 from harness.models.openai_model import INVALID_ARGUMENTS_KEY, OpenAIModel
 from harness.models.retry import retry_after_seconds
 from harness.models.scripted import ScriptedModel
