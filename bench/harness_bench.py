@@ -1,8 +1,12 @@
 """Harness overhead per turn: everything the loop does except the model call and the tool itself
-(history, budget and compaction checks, a plan note, the run record flushed to disk)."""
+(history, budget and compaction checks, a plan note, the run record flushed to disk); and the
+command line's start (`stateact suite --help`, which builds every subcommand's parser) beside a
+bare interpreter's."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -11,7 +15,7 @@ from harness.kernel.loop import LoopConfig, NoteHook, RunScope, ToolLoop
 from harness.kernel.records import RunRecord
 from harness.tools.finish import FinishTool
 
-from . import Row, row
+from . import Row, median_time, row
 
 TURNS = 150
 
@@ -91,6 +95,25 @@ def _plain_loop() -> float:
     return (time.perf_counter() - started - model.spent) / TURNS
 
 
+CLI_RUNS = 5
+
+
+def _cli_start() -> Row:
+    def command(*args: str):
+        return lambda: subprocess.run([sys.executable, *args], capture_output=True, check=True)
+
+    ours = median_time(command("-m", "harness.cli", "suite", "--help"), CLI_RUNS)
+    bare = median_time(command("-c", "pass"), CLI_RUNS)
+    return row(
+        "command line start (stateact suite --help)",
+        ours,
+        CLI_RUNS,
+        "python -c pass",
+        bare,
+        note="was 9 s under load before the lazy NLTK/pandas/anthropic imports",
+    )
+
+
 def rows() -> list[Row]:
     repeats = 5
     ours = sorted(_overhead(True) for _ in range(repeats))[repeats // 2]
@@ -103,5 +126,6 @@ def rows() -> list[Row]:
             "bare call/append loop without record or checks",
             plain,
             note="target < 20 ms",
-        )
+        ),
+        _cli_start(),
     ]
