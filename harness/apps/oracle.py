@@ -24,7 +24,7 @@ from harness.models.scripted import ScriptedModel
 from tasks.schema import Task
 from tasks.webarena.task import webarena_of
 
-from .oracle_web import web_oracle_model
+from .oracle_web import suite_solution, web_oracle_model
 
 ORACLE_SPEC = "script/oracle"
 WRONG_SPEC = "script/oracle-wrong"
@@ -63,14 +63,7 @@ def osworld_solution_path(task: Task, variant: str = "right") -> Path | None:
 
 def solution_path(task: Task) -> Path | None:
     """The task's reference solution script, or None when the suite has none for it."""
-    folder = Path(task.base_dir).parent / "solutions"
-    path = folder / f"{task.id}.sh"
-    try:
-        if "\x00" in task.id or not path.resolve().is_relative_to(folder.resolve()):
-            return None  # an id such as ../../x names no solution of this suite
-        return path if path.is_file() else None
-    except OSError:  # a name too long for the file system
-        return None
+    return suite_solution(task, f"{task.id}.sh")
 
 
 def expects_infeasible(task: Task) -> bool:

@@ -44,17 +44,24 @@ class WebSolution(BaseModel):
     answer: str = ""
 
 
-def web_solution_path(task: Task, variant: str = "right") -> Path | None:
-    """The suite's solution file of `task` for `variant`, or None when it has none."""
+def suite_solution(task: Task, name: str) -> Path | None:
+    """The file `name` in the `solutions/` folder beside the folder of `task`'s file, or None
+    when there is none (or `name` would leave that folder: a task id such as ../../x)."""
     folder = Path(task.base_dir).parent / "solutions"
-    name = f"{task.id}.json" if variant == "right" else f"{task.id}.{variant}.json"
     path = folder / name
     try:
-        if "\x00" in task.id or not path.resolve().is_relative_to(folder.resolve()):
-            return None  # an id such as ../../x names no solution of this suite
+        if "\x00" in name or not path.resolve().is_relative_to(folder.resolve()):
+            return None
         return path if path.is_file() else None
     except OSError:  # a name too long for the file system
         return None
+
+
+def web_solution_path(task: Task, variant: str = "right") -> Path | None:
+    """The suite's solution file of `task` for `variant`, or None when it has none."""
+    return suite_solution(
+        task, f"{task.id}.json" if variant == "right" else f"{task.id}.{variant}.json"
+    )
 
 
 def load_web_solution(path: Path) -> WebSolution:
