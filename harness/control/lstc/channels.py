@@ -64,11 +64,15 @@ class Channels:
             return None
 
     def act(self, tool: str, command: str) -> Outcome:
-        before = self.gui.last_png if self.gui and tool in GUI_TOOLS else None
+        # The screens just before and after the action (a GUI action takes its own before)
+        before = self.screen() if tool == "wait" else None
         ok, output = self.execute(tool, command)
         after = None
-        if self.gui is not None and tool in (*GUI_TOOLS, "wait"):
-            after = self.gui.last_png if tool != "wait" else self.screen()
+        if self.gui is not None and tool in GUI_TOOLS:
+            before = self.gui.before_png
+            after = self.gui.last_png if before is not None else None
+        elif before is not None:
+            after = self.screen()
         return Outcome(ok, output, self.file_diff(), before, after)
 
     def execute(self, tool: str, command: str) -> tuple[bool, str]:

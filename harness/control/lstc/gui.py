@@ -99,6 +99,7 @@ class GuiChannel:
         self.stats = stats
         self._computer: ComputerTool | None = None
         self.last_png: bytes | None = None
+        self.before_png: bytes | None = None
 
     @property
     def computer(self) -> ComputerTool:
@@ -111,9 +112,14 @@ class GuiChannel:
         return self.last_png
 
     def act(self, tool: str, text: str) -> str:
-        """Run one GUI action; returns what happened (ToolError when it could not be done)."""
+        """Run one GUI action; returns what happened (ToolError when it could not be done).
+        `before_png` is the screen just before it: Step Abstraction's changed region is measured
+        from there, not from an older screenshot (an application that drew its window since, say
+        while a bash step waited for it, would otherwise cancel out the change the action made)."""
+        self.before_png = None
+        shot = self.screenshot()
+        self.before_png = shot
         if tool in CLICKS:
-            shot = self.screenshot()
             size = self.computer.scale.declared
             x, y = self.grounder.locate(shot, text, size)
             result = self.computer(action=CLICKS[tool], coordinate=[round(x), round(y)])
