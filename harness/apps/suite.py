@@ -30,10 +30,11 @@ from harness.apps.osworld2_run import phase_checkpoint
 from harness.apps.osworld2_services import osworld2_services
 from harness.apps.sandbox_options import pool_config
 from harness.kernel.core import StateActError
-from harness.kernel.records import load_events, safe_run_name, write_json_atomic
+from harness.kernel.records import safe_run_name, write_json_atomic
 from harness.reports import summary as summaries
 from harness.reports.html_report import write_report, write_trajectory_html
 from harness.reports.osworld_layout import write_osworld_results
+from harness.reports.steps import agent_dir, trajectory_counts
 from harness.run.config import RunConfig
 from sandboxes.base import check_parallel_network
 from sandboxes.pool import warm_pool
@@ -98,35 +99,6 @@ def dry_run(
         emit(record)
         records.append(record)
     return records
-
-
-def _agent_dir(run_dir: Path, result: dict) -> Path:
-    """Where the main agent's trajectory is: the chosen rollout's folder under `--best-of`."""
-    chosen = (result.get("best_of") or {}).get("selected")
-    return run_dir / f"rollout-{int(chosen)}" if chosen else run_dir
-
-
-def trajectory_counts(run_dir: Path) -> dict:
-    """Main-agent tool calls, how many of them delegated to the GUI specialist, and how many were
-    screen actions of the main agent's own (the `computer` tool of the baseline or `no-act`, or a
-    bash/Python call on the screen under `--main-display`)."""
-    steps = gui = own = 0
-    for event in load_events(run_dir):
-        if event.get("event") == "screen_use" and event.get("agent") == "main":
-            own += 1  # a bash/python call on the screen, under --main-display
-        if event.get("event") != "model_turn" or event.get("agent") != "main":
-            continue
-        for block in event.get("content", []):
-            if block.get("type") == "tool_use":
-                steps += 1
-                params = block.get("input") or {}
-                gui += (
-                    block.get("name") == "delegate"
-                    and isinstance(params, dict)
-                    and params.get("agent") == "gui"
-                )
-                own += block.get("name") == "computer"
-    return {"main_steps": steps, "gui_delegations": gui, "main_gui_actions": own}
 
 
 class SuiteRun:
@@ -329,7 +301,7 @@ class SuiteRun:
             "task_path": str(path),
             "run_dir": str(run_dir.relative_to(self.out_dir)),
             "options": result.get("options") or self.config.options(),
-            **trajectory_counts(_agent_dir(run_dir, result)),
+            **trajectory_counts(agent_dir(run_dir, result)),
         }
         if trial is not None:
             line["trial"] = trial
