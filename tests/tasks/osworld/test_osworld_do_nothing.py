@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import logging
 import time
+from pathlib import Path
 
 import pytest
 
+from harness.apps.oracle import OSWORLD_SOLUTIONS
 from harness.apps.suite import dry_run, run_suite
 from harness.models.scripted import ScriptedModel
 from harness.run.config import RunConfig
@@ -45,6 +47,11 @@ def do_nothing(task: Task) -> ScriptedModel:
     return ScriptedModel(turns, name="script/do-nothing")
 
 
+# Tasks whose own setup does not reliably reach its starting state here (the oracle's list, with
+# the reason): an untouched machine may then pass their checker, which says nothing about it.
+UNRELIABLE_SETUP = json.loads((OSWORLD_SOLUTIONS / "pending.json").read_text())["unreliable_setup"]
+
+
 def runnable_offline() -> list[str]:
     """The tasks `stateact suite --dry-run` calls runnable with no cache and no network."""
     records = dry_run([OSWORLD_EXAMPLES], None, lambda r: None, apps=declared_apps("desktop"))
@@ -67,6 +74,7 @@ def test_every_offline_runnable_task_starts_and_scores_zero_when_nothing_is_done
     caplog.set_level(logging.WARNING, logger="tasks.setup")
     paths = runnable_offline()
     assert len(paths) >= 50, len(paths)  # the dry run's count: a drop is a regression too
+    paths = [path for path in paths if Path(path).stem not in UNRELIABLE_SETUP]
     config = RunConfig(model="script/do-nothing", preset="no-verify")
     config.sandbox.image = "desktop"
     started = time.monotonic()
