@@ -1,4 +1,4 @@
-"""Line channels to the toolbox process: over a Docker exec socket or over a child's pipes.
+"""Line channels to the toolbox process: over a Docker attach socket or over a child's pipes.
 
 Both read with `select` into a buffer so a read can time out without losing partial data.
 """
@@ -95,8 +95,8 @@ class PipeChannel:
 
 
 class DockerExecChannel:
-    """The toolbox as a `docker exec` process, spoken to over the engine's multiplexed attach
-    socket.
+    """The toolbox as a container's process (or a `docker exec`), spoken to over the engine's
+    multiplexed attach socket.
 
     With no TTY the engine frames the output: an 8-byte header (stream id, 3 zero bytes, big-endian
     length) before each chunk; stream 1 is stdout, 2 is stderr.
@@ -111,8 +111,11 @@ class DockerExecChannel:
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
 
     def send_line(self, line: bytes) -> None:
+        self.send_raw(line + b"\n")
+
+    def send_raw(self, data: bytes) -> None:
         try:
-            self._sock.sendall(line + b"\n")
+            self._sock.sendall(data)
         except OSError as exc:
             raise SandboxError(f"the sandbox's toolbox is gone ({exc}).") from None
 

@@ -1,8 +1,10 @@
 """The default backend: one Docker container per sandbox, driven with the Docker SDK.
 
-The container runs `sleep infinity` under an init process, offline, with memory, CPU and process
-limits and no capabilities beyond what file ownership needs. The toolbox source is copied in before
-start (so images do not need a rebuild when it changes) and runs as user `user` over an exec socket.
+The container runs offline, with memory, CPU and process limits and no capabilities beyond what
+file ownership needs. Its one process under the engine's init is the toolbox: it boots as root,
+receives the toolbox's source over its own stdin (so images need no rebuild when the toolbox
+changes), prepares the root-only folders and becomes user `user` for good
+(`sandboxes/toolbox/boot.py`); the harness speaks to it over the container's attach socket.
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ from .base import (
     SandboxError,
     Snapshot,
     ToolboxSandboxMixin,
-    toolbox_argv,
 )
 from .channel import DockerExecChannel
 from .client import ToolboxClient
@@ -61,6 +62,7 @@ LABEL = "stateact.managed"
 OWNER_LABEL = "stateact.owner"
 PERSISTED_REPOSITORY = "stateact-milestone"
 STAGING_ROOT = "/run/stateact-staging"
+"""Root-owned: where archives land before a copy made as the user puts them in place."""
 OBSERVER_USER = "stateact-observer"
 OBSERVER_UID = 2999
 OBSERVER_HOME = "/run/stateact-observer"
@@ -80,15 +82,6 @@ AS_OBSERVER = [
     "-c",
     OBSERVER_LAUNCHER,
 ]
-PREPARE_ROOT = (
-    f"getent passwd {OBSERVER_USER} >/dev/null || {{ groupadd -g {OBSERVER_UID} {OBSERVER_USER} && "
-    f"useradd -u {OBSERVER_UID} -g {OBSERVER_UID} -M -d {OBSERVER_HOME} -s /usr/sbin/nologin "
-    f"{OBSERVER_USER}; }} && rm -rf {OBSERVER_HOME} && "
-    f"install -d -m 700 -o {OBSERVER_UID} -g {OBSERVER_UID} {OBSERVER_HOME} && "
-    f"install -d -m 711 {STAGING_ROOT}"
-)
-"""Made as root at every start, before anything of the agent runs."""
-"""Root-owned: where archives land before a copy made as the user puts them in place."""
 HARNESS_METHODS = frozenset({"proc.run", "file.stat", "file.read", "file.write", "fs.changed"})
 """Toolbox methods only the harness's own code calls; any other call may be the agent's."""
 ENGINE_HINT = "start it with `bash .ci/install-engine.sh` (or `sudo dockerd &`)"
@@ -218,6 +211,30 @@ def reap_orphans(client) -> list[str]:
     return removed
 
 
+ATTACH_PARAMS = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+
+
+@lru_cache(maxsize=1)
+def _boot_source() -> str:
+    return (TOOLBOX_DIR / "boot.py").read_text(encoding="utf-8")
+
+
+def boot_argv(config: SandboxConfig) -> list[str]:
+    """The container's command: the boot process (toolbox/boot.py) with what it prepares as root
+    before it becomes the toolbox as `user`."""
+    settings = {
+        "toolbox_parent": TOOLBOX_PARENT,
+        "user": SANDBOX_USER,
+        "observer": config.observer,
+        "observer_user": OBSERVER_USER,
+        "observer_uid": OBSERVER_UID,
+        "observer_home": OBSERVER_HOME,
+        "staging_root": STAGING_ROOT,
+        "grant_script": grant_script() if config.agent_sudo else "",
+    }
+    return ["/usr/bin/python3", "-I", "-c", _boot_source(), json.dumps(settings)]
+
+
 @lru_cache(maxsize=1)
 def _toolbox_tar() -> bytes:
     buffer = io.BytesIO()
@@ -285,14 +302,14 @@ class DockerSandbox(ToolboxSandboxMixin):
         self.container = self._create(image)
         register(self)
         try:
-            self.container.put_archive("/opt", _toolbox_tar())
+            # Attached before the start, so the toolbox's first line is never missed.
+            channel = DockerExecChannel(
+                self.client.api.attach_socket(self.container.id, params=ATTACH_PARAMS)
+            )
             self.container.start()
-            self._prepare_root_folders()
+            self.toolbox = self._start_toolbox(channel)
             self.disk_watch = DiskWatch(self.client.api, self.container, config.disk_limit_mb)
             self.disk_watch.start()
-            if self.config.agent_sudo:
-                self._grant_agent_sudo()
-            self.toolbox = self._start_toolbox()
             self.call = self._noting_the_agent(self.disk_watch.guard(self.toolbox.call))
         except Exception as exc:
             self.close()
@@ -311,12 +328,18 @@ class DockerSandbox(ToolboxSandboxMixin):
         try:
             return self.client.containers.create(
                 image,
-                command=["sleep", "infinity"],
+                command=boot_argv(self.config),
                 name=self.id,
                 init=True,
                 # Root here, so a root exec (the setup's sudo steps) keeps the capabilities below;
-                # exec as `user` (the toolbox, every harness command) gets none of them.
+                # the toolbox drops to `user` at once (toolbox/boot.py) and an exec as `user`
+                # (every harness command) gets none of them.
                 user="root",
+                # The toolbox speaks over the container's own stdin and stdout; stdin closes when
+                # the host's attachment does (detach=False is what sets StdinOnce), and the
+                # toolbox then exits.
+                stdin_open=True,
+                detach=False,
                 working_dir=SANDBOX_HOME,
                 environment=self.env,
                 network_mode=config.network_mode if config.network else "none",
@@ -332,7 +355,6 @@ class DockerSandbox(ToolboxSandboxMixin):
                 security_opt=security_options(config.agent_sudo),
                 shm_size="512m",
                 labels={LABEL: "1", OWNER_LABEL: owner_label()},
-                detach=True,
             )
         except APIError as exc:
             hint = (
@@ -345,31 +367,12 @@ class DockerSandbox(ToolboxSandboxMixin):
                 f"the Docker engine refused to create the sandbox{hint}: {exc.explanation or exc}."
             ) from None
 
-    def _grant_agent_sudo(self) -> None:
-        result = self.container.exec_run(["bash", "-c", grant_script()], user="root")
-        if result.exit_code != 0:
-            output = result.output.decode(errors="replace").strip()
-            raise SandboxError(f"--agent-sudo: the image could not give the agent sudo: {output}")
-
-    def _prepare_root_folders(self) -> None:
-        """The observer user and the folders only root (or the observer) writes."""
-        code, output = self.exec(["bash", "-c", PREPARE_ROOT], user="root")
-        if code != 0:
-            raise SandboxError(f"the sandbox could not be prepared: {output.strip()[-300:]}")
-
-    def _start_toolbox(self) -> ToolboxClient:
-        api = self.client.api
-        exec_id = api.exec_create(
-            self.container.id,
-            toolbox_argv("/usr/bin/python3", self.config.observer),
-            stdin=True,
-            tty=False,
-            user=SANDBOX_USER,
-            workdir=TOOLBOX_PARENT,
-            environment=self.env,
-        )["Id"]
-        sock = api.exec_start(exec_id, socket=True, demux=False)
-        client = ToolboxClient(DockerExecChannel(sock), self.id)
+    def _start_toolbox(self, channel: DockerExecChannel) -> ToolboxClient:
+        """Hand the boot process the toolbox's files and wait for its ready line."""
+        files = _toolbox_tar()
+        channel.send_line(str(len(files)).encode())
+        channel.send_raw(files)
+        client = ToolboxClient(channel, self.id)
         client.wait_ready(self.config.start_timeout_s)
         return client
 

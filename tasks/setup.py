@@ -28,6 +28,7 @@ from tasks.setup_windows import (
     VISIBLE_WINDOWS,
     new_window_script,
     opens_a_window,
+    titled_window_script,
     window_activate_script,
     window_close_script,
 )
@@ -262,8 +263,11 @@ class SetupRunner:
             self.sandbox.copy_in(host, path)
 
     def open(self, params: dict) -> None:
-        command = open_command(sandbox_target(str(params["path"])))
+        path = sandbox_target(str(params["path"]))
+        command = open_command(path)
         self.start_with_window(command_text(command), opens_a_window(command[0]))
+        if command[0] == "soffice" and self.bash(titled_window_script(PurePosixPath(path).name))[0]:
+            log.warning("setup of %s: no window titled with %s came", self.task.id, path)
 
     def launch(self, params: dict) -> None:
         command = params["command"]

@@ -81,11 +81,29 @@ def opens_a_window(program: str | None) -> bool:
     return program is not None and PurePosixPath(program).name in GUI_PROGRAMS
 
 
+WINDOW_POLL_S = 0.1
+"""Between looks for a window: a setup step is done this much sooner on average than at 0.5 s, for
+one xdotool process each time."""
+
+
 def new_window_script(before: str, wait_s: int = WINDOW_WAIT_S) -> str:
     """Shell text that waits up to `wait_s` seconds for a visible window not in `before` (the
     output of VISIBLE_WINDOWS taken before the launch); fails if none comes."""
     return (
         f"before={shlex.quote(before)}; deadline=$((SECONDS + {int(wait_s)})); "
         f'until [ -n "$(comm -13 <(printf "%s" "$before") <({VISIBLE_WINDOWS}))" ]; do '
-        f"[ $SECONDS -ge $deadline ] && exit 1; sleep 0.5; done"
+        f"[ $SECONDS -ge $deadline ] && exit 1; sleep {WINDOW_POLL_S}; done"
+    )
+
+
+def titled_window_script(title_part: str, wait_s: int = WINDOW_WAIT_S) -> str:
+    """Shell text that waits up to `wait_s` seconds for a visible window whose title contains
+    `title_part`; fails if none comes. LibreOffice maps a blank frame titled "LibreOffice 7.4"
+    first and names it after the document once the document has loaded (about a second later):
+    a document is open when its window bears its name."""
+    pattern = shlex.quote(_regex_escape(title_part))
+    return (
+        f"deadline=$((SECONDS + {int(wait_s)})); "
+        f"until xdotool search --onlyvisible --name {pattern} >/dev/null 2>&1; do "
+        f"[ $SECONDS -ge $deadline ] && exit 1; sleep {WINDOW_POLL_S}; done"
     )

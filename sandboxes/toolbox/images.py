@@ -7,8 +7,6 @@ import io
 import math
 import os
 
-from PIL import Image, ImageOps, UnidentifiedImageError
-
 from .errors import ToolError
 
 
@@ -26,6 +24,9 @@ def view_image(path: str, max_long_edge: int = 1568, max_pixels: int = 1_150_000
             if not os.path.exists(path)
             else f"{path} is not a file."
         )
+    # Imported here: Pillow costs the toolbox's start 13 ms, and most sandboxes never view images.
+    from PIL import Image, ImageOps, UnidentifiedImageError
+
     try:
         with Image.open(path) as opened:
             image = ImageOps.exif_transpose(opened)

@@ -201,3 +201,32 @@ def test_killed_owner_leaves_an_orphan_that_the_next_start_reaps():
         survivor.send_signal(signal.SIGTERM)
         survivor.wait(timeout=30)
     assert alive not in _containers()  # SIGTERM closes the sandbox
+
+
+def test_the_toolbox_holds_no_root_and_no_capability_after_its_boot(base_sandbox):
+    """The container's first process unpacks the toolbox and prepares as root, then becomes
+    `user` for good (sandboxes/toolbox/boot.py): no uid or gid of it is root and it holds no
+    capability, like the agent's shell; the files it unpacked and the folders it made are root's
+    (or the observer's) and closed to the agent."""
+    pid = base_sandbox.toolbox.hello["pid"]
+    fields = "^(Uid|Gid|CapInh|CapPrm|CapEff|CapAmb):"
+    for who in (str(pid), "self"):
+        status = base_sandbox.call("bash.run", command=f"grep -E '{fields}' /proc/{who}/status")
+        lines = dict(line.split(":", 1) for line in status["output"].splitlines())
+        assert lines["Uid"].split() == ["1000"] * 4 and lines["Gid"].split() == ["1000"] * 4
+        for cap in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
+            assert lines[cap].strip() == "0" * 16, (who, cap)
+    listing = base_sandbox.call(
+        "bash.run",
+        command=(
+            "stat -c '%n %U %a' /opt/stateact /opt/stateact/toolbox/server.py "
+            "/run/stateact-observer /run/stateact-staging; "
+            "touch /opt/stateact/toolbox/x.py 2>/dev/null && echo WROTE; "
+            "ls /run/stateact-observer 2>&1 | head -1"
+        ),
+    )["output"]
+    assert "/opt/stateact root 755" in listing
+    assert "/opt/stateact/toolbox/server.py root 644" in listing
+    assert "/run/stateact-observer stateact-observer 700" in listing
+    assert "/run/stateact-staging root 711" in listing
+    assert "WROTE" not in listing and "Permission denied" in listing

@@ -16,7 +16,7 @@ from tasks.setup import (
     window_activate_script,
     window_close_script,
 )
-from tasks.setup_windows import new_window_script, opens_a_window
+from tasks.setup_windows import new_window_script, opens_a_window, titled_window_script
 
 
 class RecordingSandbox:
@@ -201,3 +201,23 @@ def test_a_launched_application_is_waited_for_until_a_new_window_shows(tmp_path)
 
     assert wait("11\n22\n") == 0  # 33 is new
     assert wait("11\n22\n33\n") == 1  # nothing new within the wait
+
+
+def test_an_office_document_is_waited_for_until_a_window_bears_its_name(tmp_path):
+    """LibreOffice's first window is a blank frame; the document has loaded when a window is
+    named after it. The name is matched literally (regex characters escaped) and quoted."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    # A fake xdotool that finds a window only for the literal title it was given.
+    (fake / "xdotool").write_text(
+        '#!/bin/sh\nfor last; do :; done\n[ "$last" = "q3 \\(final\\)\\.xlsx" ] && echo 44\n'
+    )
+    (fake / "xdotool").chmod(0o755)
+    env = {"PATH": f"{fake}:/usr/bin:/bin"}
+
+    def wait(name: str) -> int:
+        script = titled_window_script(name, wait_s=1)
+        return subprocess.run(["bash", "-c", script], env=env, timeout=10).returncode
+
+    assert wait("q3 (final).xlsx") == 0
+    assert wait("other.xlsx") == 1
