@@ -66,9 +66,9 @@ def paired_pool_medians(pool, config: SandboxConfig, work: Callable, runs: int):
     the sandbox to the end of `work`, the pool full before each."""
 
     def pooled() -> None:
-        sandbox, from_pool = open_pooled(config)
-        with sandbox:
-            if not from_pool:
+        start = open_pooled(config)
+        with start.sandbox as sandbox:
+            if not start.from_pool:
                 raise RuntimeError("the warm pool handed out no sandbox")
             work(sandbox)
 

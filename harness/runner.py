@@ -10,6 +10,7 @@ import logging
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.kernel.core import Model, StateActError
@@ -18,7 +19,7 @@ from harness.kernel.records import RunRecord, write_json_atomic
 from harness.run.config import RunConfig
 from harness.run.context import RunContext
 from harness.run.outcome import TaskOutcome, error_status
-from sandboxes import open_sandbox
+from sandboxes import Sandbox, open_sandbox
 from sandboxes.agent_stop import freeze_agent
 from sandboxes.pool import open_pooled
 from tasks.evaluate import evaluate
@@ -61,9 +62,7 @@ def run_task(
     before the sandbox closes (to copy results out); a `StateActError` from it becomes the
     result's error.
     """
-    task = task if isinstance(task, Task) else load_task(task)
-    if config.allow_host_paths:
-        task = task.model_copy(update={"allow_host_paths": True})
+    task = _with_host_paths(task if isinstance(task, Task) else load_task(task), config)
     out_dir = Path(out_dir)
     if resume and (out_dir / "result.json").exists():
         return json.loads((out_dir / "result.json").read_text())
@@ -88,6 +87,28 @@ def run_task(
     return result
 
 
+def _with_host_paths(task: Task, config: RunConfig) -> Task:
+    if config.allow_host_paths:
+        return task.model_copy(update={"allow_host_paths": True})
+    return task
+
+
+def pool_key(run_dir: str | Path) -> str:
+    """How a warm pool knows the run a sandbox is set up ahead for: its run folder."""
+    return str(Path(run_dir).resolve())
+
+
+def setup_ahead(task_path: Path, config: RunConfig) -> Callable[[Sandbox], None]:
+    """The task's own setup as `run_task` runs it, for a warm pool to run in the sandbox the task
+    will take (`WarmPool.plan`): files in place and applications open before the task starts."""
+
+    def prepare(sandbox: Sandbox) -> None:
+        task = _with_host_paths(load_task(task_path), config)
+        run_setup(task.config, sandbox, task, config.cache_path, before_agent=True)
+
+    return prepare
+
+
 def _prepared(config: RunConfig) -> RunConfig:
     config = config.with_preset()
     if config.model_options.provider is None:  # endpoint settings belong to the main model's
@@ -110,6 +131,7 @@ class _Run:
         self.outcome.options = config.options()
         self.sandbox = None
         self.sandbox_from_pool = False
+        self.set_up_ahead = False
         self.selection: BestOf | None = None
 
     @property
@@ -147,6 +169,7 @@ class _Run:
                 self.selection.close()
         result = self.outcome.result(self.stats)
         result["sandbox_from_pool"] = self.sandbox_from_pool
+        result["set_up_ahead"] = self.set_up_ahead
         if self.selection is not None:
             result.update(self.selection.summary())
         return result
@@ -157,14 +180,18 @@ class _Run:
         if config.best_of == 1:
             model = model or make_model(config.model, config.model_options)
         milestone = last_milestone(self.record.dir) if self.resume else None
+        set_up = False
         if milestone is None:  # a warm pool's sandbox when one keeps this config (`--warm`)
-            self.sandbox, self.sandbox_from_pool = open_pooled(config.sandbox)
+            start = open_pooled(config.sandbox, pool_key(self.record.dir))
+            self.sandbox, self.sandbox_from_pool = start.sandbox, start.from_pool
+            set_up = start.set_up
         else:
             self.sandbox = open_sandbox(config.sandbox, snapshot_of(milestone))
         sandbox_ready_at = round(time.time(), 3)  # `bench density` splits start from setup
         self.outcome.status = "setup"
-        if milestone is None:
+        if milestone is None and not set_up:
             run_setup(task.config, self.sandbox, task, config.cache_path, before_agent=True)
+        self.set_up_ahead = set_up
         started_at = milestone["started_at"] if milestone else time.time()
         self.record.append(
             "setup_done",
@@ -173,6 +200,7 @@ class _Run:
             milestone=milestone and milestone["number"],
             sandbox_ready_at=sandbox_ready_at,
             sandbox_from_pool=self.sandbox_from_pool,
+            set_up_ahead=set_up,
         )
         return RunContext(
             config=config,

@@ -7,6 +7,12 @@ replacement for each one taken. A pooled sandbox is used once: its task closes i
 cold one, so nothing one task leaves reaches another. Pooled sandboxes are ordinary sandboxes
 (registered with `sandboxes.lifecycle`, labelled with their owner), so exit and SIGTERM close
 them and after a kill -9 the next StateAct start reaps them.
+
+Set up ahead: a suite also tells the pool which tasks come next (`plan`, each with a key and the
+function that runs its setup), and the pool runs each one's setup in the sandbox it will hand to
+that task (`take(config, key)`), files copied in and applications open, while other tasks wait
+for their models. A setup that fails leaves no sandbox: its task opens its own and meets the same
+failure where it is recorded. A planned task no sandbox was started for yet takes a plain one.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -86,6 +92,9 @@ class WarmPool:
         self._closed = False
         self._failures = 0
         self._has_desktop: bool | None = None if config.desktop else False
+        self._planned: deque = deque()  # (key, prepare) of tasks to set up ahead, in order
+        self._preparing: set[str] = set()
+        self._prepared: dict[str, Sandbox | None] = {}  # None: its setup failed
         self.taken = 0
         """Sandboxes handed to tasks (for the record and the bench)."""
         self._starting = 1  # the filler's first start, counted before it runs (see _fill)
@@ -99,14 +108,57 @@ class WarmPool:
             return len(self._ready)
 
     def wait_full(self, timeout_s: float) -> bool:
-        """Block until the pool holds `size` started sandboxes (the bench, the tests)."""
+        """Block until the pool holds `size` started sandboxes, set up ahead or not (the bench,
+        the tests)."""
         with self._changed:
             return (
-                self._changed.wait_for(
-                    lambda: len(self._ready) >= self.config.size or self._gave_up(), timeout_s
-                )
-                and len(self._ready) >= self.config.size
+                self._changed.wait_for(lambda: self._full() or self._gave_up(), timeout_s)
+                and self._full()
             )
+
+    def _full(self) -> bool:
+        return self._held() >= self.config.size and not (self._planned and self._ready)
+
+    def _held(self) -> int:
+        """Started sandboxes waiting for a task: plain ones and those set up ahead."""
+        return len(self._ready) + sum(s is not None for s in self._prepared.values())
+
+    def plan(self, tasks: Iterable[tuple[str, Callable[[Sandbox], None]]]) -> None:
+        """Set these tasks up ahead, in this order: (key, prepare) each, `prepare(sandbox)` being
+        the task's own setup; the task takes its sandbox with `take(config, key)`."""
+        with self._changed:
+            self._planned.extend(tasks)
+            self._changed.notify_all()
+
+    def take_prepared(self, config: SandboxConfig, key: str) -> Sandbox | None:
+        """The sandbox set up ahead for the task `key`, waiting for a setup under way; None when
+        there is none (not planned, not started yet, or its setup failed), and the task is then
+        planned no more: it sets itself up."""
+        if config != self.config.sandbox:
+            return None
+        with self._changed:
+            self._planned = deque(item for item in self._planned if item[0] != key)
+            timeout = config.start_timeout_s + 300  # the start, its desktop, the task's setup
+            self._changed.wait_for(lambda: key not in self._preparing or self._closed, timeout)
+            sandbox = self._prepared.pop(key, None)
+            self._changed.notify_all()  # its place is free: the filler starts the next
+        if sandbox is not None and not self._closed and _answers(sandbox):
+            _cpu_weight(sandbox, None)
+            self.taken += 1
+            return sandbox
+        if sandbox is not None:
+            sandbox.close()
+        return None
+
+    def forget(self, key: str) -> None:
+        """The task `key` will not take its sandbox (it was skipped, or it ran without): close
+        what was set up for it and plan it no more."""
+        with self._changed:
+            self._planned = deque(item for item in self._planned if item[0] != key)
+            sandbox = self._prepared.pop(key, None)
+            self._changed.notify_all()
+        if sandbox is not None:
+            sandbox.close()
 
     def take(self, config: SandboxConfig) -> Sandbox | None:
         """A started sandbox for a task of `config`, or None (another config, or none to be had
@@ -139,6 +191,8 @@ class WarmPool:
         with self._changed:
             self._closed = True
             left, self._ready = list(self._ready), deque()
+            left += [s for s in self._prepared.values() if s is not None]
+            self._prepared.clear()
             self._changed.notify_all()
         for sandbox in left:
             sandbox.close()
@@ -151,22 +205,29 @@ class WarmPool:
         return self._failures >= FAILURES_BEFORE_GIVING_UP
 
     def _wanted(self) -> bool:
-        """Whether another sandbox should be started now: fewer ready or starting than the size
-        plus the tasks waiting for one."""
-        return len(self._ready) + self._starting < self.config.size + self._waiting
+        """Whether another sandbox should be started now: fewer ready (set up or not) or starting
+        than the size plus the tasks waiting for one."""
+        short = self._held() + self._starting < self.config.size + self._waiting
+        return short or bool(self._planned and self._ready)  # a plain one to set up ahead
 
     def _fill(self) -> None:
-        """Start sandboxes one after the other while the pool is short. `_starting` counts the
-        start under way from the moment it is decided (in the same hold of the lock that put the
-        last one in), so a task never sees an empty pool with nothing coming."""
+        """Start sandboxes one after the other while the pool is short, each set up for the next
+        planned task if there is one. `_starting` counts the start under way from the moment it
+        is decided (in the same hold of the lock that put the last one in), so a task never sees
+        an empty pool with nothing coming."""
         while True:
-            sandbox = self._start_one()
+            sandbox, key = self._plain_for_plan() or self._start_one(), None
             if sandbox is None and not self._gave_up():
                 time.sleep(RETRY_PAUSE_S * self._failures)  # the engine may be busy: not at once
+            if sandbox is not None:
+                key, sandbox = self._set_up_ahead(sandbox)
             with self._changed:
                 self._starting -= 1
                 keep = sandbox is not None and not self._closed
-                if keep:
+                if key is not None:
+                    self._preparing.discard(key)
+                    self._prepared[key] = sandbox if keep else None
+                elif keep:
                     self._ready.append(sandbox)
                 self._changed.notify_all()
                 if self._gave_up():
@@ -180,6 +241,29 @@ class WarmPool:
                 sandbox.close()
             if stop:
                 return
+
+    def _plain_for_plan(self) -> Sandbox | None:
+        """A plain sandbox already started, when a planned task can have it (a plan that came
+        after the pool filled)."""
+        with self._changed:
+            return self._ready.popleft() if self._planned and self._ready else None
+
+    def _set_up_ahead(self, sandbox: Sandbox) -> tuple[str | None, Sandbox | None]:
+        """Run the next planned task's setup in `sandbox`: (its key, the sandbox), (None, the
+        sandbox) when no task is planned, (its key, None) when its setup failed (the sandbox is
+        closed: the task sets itself up and meets the failure in its own record)."""
+        with self._changed:
+            if not self._planned or self._closed or self._waiting:
+                return None, sandbox  # a task waits for a plain one: it comes first
+            key, prepare = self._planned.popleft()
+            self._preparing.add(key)
+        try:
+            prepare(sandbox)
+        except Exception as exc:  # noqa: BLE001
+            log.info("setting up %s ahead failed (it will set itself up): %s", key, exc)
+            sandbox.close()
+            return key, None
+        return key, sandbox
 
     def _start_one(self) -> Sandbox | None:
         """A started sandbox with its desktop up, or None (logged) when it could not start."""
@@ -276,15 +360,39 @@ def warm_pool(config: PoolConfig | None) -> Iterator[WarmPool | None]:
         pool.close()
 
 
-def open_pooled(config: SandboxConfig) -> tuple[Sandbox, bool]:
-    """(a sandbox for `config`, whether it came from a warm pool): a pooled one when an active
-    pool keeps this config, else a fresh start."""
+@dataclass(frozen=True)
+class PooledStart:
+    """A task's sandbox as `open_pooled` hands it over."""
+
+    sandbox: Sandbox
+    from_pool: bool = False
+    set_up: bool = False
+    """The pool already ran the task's setup in it (set up ahead)."""
+
+
+def _active_pools() -> list[WarmPool]:
+    with _active_lock:
+        return list(_active)
+
+
+def open_pooled(config: SandboxConfig, key: str | None = None) -> PooledStart:
+    """A sandbox for `config`: the one set up ahead for the task `key` when an active pool
+    planned it, else a pooled one when an active pool keeps this config, else a fresh start."""
     from . import open_sandbox
 
-    with _active_lock:
-        pools = list(_active)
+    pools = _active_pools()
+    for pool in pools if key is not None else []:
+        sandbox = pool.take_prepared(config, key)
+        if sandbox is not None:
+            return PooledStart(sandbox, from_pool=True, set_up=True)
     for pool in pools:
         sandbox = pool.take(config)
         if sandbox is not None:
-            return sandbox, True
-    return open_sandbox(config), False
+            return PooledStart(sandbox, from_pool=True)
+    return PooledStart(open_sandbox(config))
+
+
+def forget_planned(key: str) -> None:
+    """The task `key` is done (or skipped): no active pool keeps or sets up a sandbox for it."""
+    for pool in _active_pools():
+        pool.forget(key)

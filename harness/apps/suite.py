@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model_factory
-from harness.apps.osworld2_run import phase_checkpoint
+from harness.apps.osworld2_run import is_task_module, phase_checkpoint
 from harness.apps.osworld2_services import osworld2_services
 from harness.apps.sandbox_options import pool_config
 from harness.kernel.core import StateActError
@@ -36,10 +36,10 @@ from harness.reports.html_report import write_report, write_trajectory_html
 from harness.reports.osworld_layout import write_osworld_results
 from harness.reports.steps import agent_dir, trajectory_counts
 from harness.run.config import RunConfig
+from harness.runner import pool_key, setup_ahead
 from sandboxes.base import check_parallel_network
-from sandboxes.pool import warm_pool
+from sandboxes.pool import forget_planned, warm_pool
 from tasks.schema import Task, load_task
-from tasks.support import dry_run_record
 from tasks.webarena.deployment import configure as configure_webarena
 
 from .outdir import (
@@ -55,6 +55,7 @@ from .suite_discovery import (  # noqa: F401 -- re-exported: the suite's public 
     BUNDLED_SUITES,
     SUITE_TASKS_FOLDER,
     discover_tasks,
+    dry_run,
     ensure_suite_fixtures,
     foreign_build_scripts,
     is_bundled,
@@ -64,41 +65,6 @@ from .suite_discovery import (  # noqa: F401 -- re-exported: the suite's public 
 from .suite_task import ConfiguredModel, ModelFactory, TaskExecutor
 
 log = logging.getLogger(__name__)
-
-
-def dry_run(
-    paths: list[str | Path],
-    cache_dir: Path | None,
-    emit: Callable[[dict], None],
-    build_fixtures: bool = False,
-    allow_host_paths: bool = False,
-    apps: dict[str, str] | None = None,
-    image: str = "desktop",
-    network: bool = False,
-    agent_sudo: bool = False,
-) -> list[dict]:
-    """`emit` one record per task (runnable, or every reason why not) without running anything.
-
-    `apps` are the applications of the chosen image (None: not checked); with `network` the tasks'
-    live pages and installs are not blockers, with `agent_sudo` the need for root. Only StateAct's
-    own suites build their fixtures first; another suite's build script runs only with
-    `build_fixtures` (its tasks otherwise report their missing files). Returns the records.
-    """
-    task_paths = discover_tasks(paths)
-    ensure_suite_fixtures(task_paths, foreign=build_fixtures)
-    records = []
-    for path in task_paths:
-        record = dry_run_record(
-            path, cache_dir, allow_host_paths, apps, image, network, agent_sudo=agent_sudo
-        )
-        if path.parent.name == SUITE_TASKS_FOLDER:
-            try:
-                record["domain"] = task_domain(load_task(path), path)
-            except StateActError:
-                pass
-        emit(record)
-        records.append(record)
-    return records
 
 
 class SuiteRun:
@@ -190,7 +156,9 @@ class SuiteRun:
             with osworld2_services(self.config) as config:
                 self.config = self.executor.config = config
                 try:
-                    with warm_pool(pool_config(self.plan.warm, self.config.sandbox)):
+                    with warm_pool(pool_config(self.plan.warm, self.config.sandbox)) as pool:
+                        if pool is not None:
+                            pool.plan(self._set_up_ahead())
                         self._run_all(results)
                 finally:
                     summary = self.finish(results)
@@ -209,6 +177,23 @@ class SuiteRun:
                 unique = f"{name}.trial-{trial}" if n == 1 else f"{unique}.trial-{trial}"
             used.add(unique)
             self.run_names[key] = unique
+
+    def _set_up_ahead(self) -> list:
+        """The tasks a warm pool sets up ahead: every one that will run but the first
+        `--parallel` (those start at once, before a pooled sandbox could be set up for them)."""
+        waiting = [key for key in self.work if self._will_run(key)][self.parallel :]
+        return [
+            (pool_key(self.run_dir_of(key)), setup_ahead(_split(key)[0], self.config))
+            for key in waiting
+            if not (self.config.osworld2 is not None and is_task_module(_split(key)[0]))
+        ]
+
+    def _will_run(self, key) -> bool:
+        """Whether `run_one` will run this task (not a finished one kept by --resume)."""
+        result_file = self.run_dir_of(key) / "result.json"
+        if not (self.resume and result_file.is_file()):
+            return True
+        return self.plan.retry_errors and is_error(json.loads(result_file.read_text()))
 
     def _run_all(self, results: dict) -> None:
         with ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="suite") as pool:
@@ -264,7 +249,10 @@ class SuiteRun:
         if run_dir.exists() and phase_checkpoint(run_dir) is None:
             shutil.rmtree(run_dir)  # an interrupted run: start it again from scratch
         path, trial = _split(key)
-        outcome = self.executor.execute(path, run_dir)
+        try:
+            outcome = self.executor.execute(path, run_dir)
+        finally:
+            forget_planned(pool_key(run_dir))  # a skipped task's set-up sandbox is closed
         if outcome is None:
             return None
         result, task = outcome

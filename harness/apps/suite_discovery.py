@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.kernel.core import StateActError
-from tasks.schema import Task
+from tasks.schema import Task, load_task
+from tasks.support import dry_run_record
 from tasks.webarena.schema import is_webarena_task
 from tasks.webarena.task import list_items
 
@@ -130,3 +132,38 @@ def task_domain(task: Task | None, path: Path) -> str:
     parts = (task.id if task is not None else path.stem).split("-")
     middle = [p for p in parts[1:] if not p.isdigit()]
     return "-".join(middle) or parts[0]
+
+
+def dry_run(
+    paths: list[str | Path],
+    cache_dir: Path | None,
+    emit: Callable[[dict], None],
+    build_fixtures: bool = False,
+    allow_host_paths: bool = False,
+    apps: dict[str, str] | None = None,
+    image: str = "desktop",
+    network: bool = False,
+    agent_sudo: bool = False,
+) -> list[dict]:
+    """`emit` one record per task (runnable, or every reason why not) without running anything.
+
+    `apps` are the applications of the chosen image (None: not checked); with `network` the tasks'
+    live pages and installs are not blockers, with `agent_sudo` the need for root. Only StateAct's
+    own suites build their fixtures first; another suite's build script runs only with
+    `build_fixtures` (its tasks otherwise report their missing files). Returns the records.
+    """
+    task_paths = discover_tasks(paths)
+    ensure_suite_fixtures(task_paths, foreign=build_fixtures)
+    records = []
+    for path in task_paths:
+        record = dry_run_record(
+            path, cache_dir, allow_host_paths, apps, image, network, agent_sudo=agent_sudo
+        )
+        if path.parent.name == SUITE_TASKS_FOLDER:
+            try:
+                record["domain"] = task_domain(load_task(path), path)
+            except StateActError:
+                pass
+        emit(record)
+        records.append(record)
+    return records

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.apps.selection import SuiteOptions
+from harness.apps.selection import Selection, SuiteOptions
 from harness.apps.suite import run_suite
 from harness.kernel.core import StateActError
 from harness.run.config import RunConfig
@@ -26,20 +26,24 @@ TASKS = 4
 MARKERS = "ls /home/user/marker-* /tmp/marker-* 2>/dev/null | tr '\\n' ' '; echo done"
 
 
-def marker_task(suite: Path, number: int) -> None:
-    """Task `number` leaves a marker in the home and in /tmp; its checker passes only when the
-    markers it sees are its own (none of another task's)."""
+def marker_task(suite: Path, number: int, setup: bool = False) -> None:
+    """Task `number` leaves a marker in the home and in /tmp (with `setup`, its setup leaves one
+    too); its checker passes only when the markers it sees are its own (none of another task's)."""
     task_id = f"pooled-{number}"
     others = [f"marker-{n}" for n in range(TASKS) if n != number]
+    own = [f"marker-{number} ", "done"] + ([f"marker-{number}-setup"] if setup else [])
     task = {
         "id": task_id,
         "instruction": f"Write marker {number} to /home/user/marker-{number} and /tmp.",
+        "config": [{"type": "execute", "parameters": {"command": f"touch ~/marker-{number}-setup"}}]
+        if setup
+        else [],
         "evaluator": {
             "func": "check_include_exclude",
             "result": {"type": "vm_command_line", "command": MARKERS, "shell": True},
             "expected": {
                 "type": "rule",
-                "rules": {"include": [f"marker-{number} ", "done"], "exclude": others},
+                "rules": {"include": own, "exclude": others},
             },
         },
     }
@@ -126,6 +130,59 @@ def test_a_pool_hands_out_each_sandbox_once_and_only_for_its_config():
     assert all(s.closed for s in opened[3:])  # the one left unused is closed with the pool
 
 
+def test_a_pool_sets_planned_tasks_up_ahead_in_order_and_hands_each_only_to_its_task():
+    """With a stand-in opener: planned tasks are set up in plan order in sandboxes of their own;
+    a failed setup leaves no sandbox (the task sets itself up); a task taken before the pool got
+    to it is planned no more; `forget` closes what was set up for a task that will not run."""
+    opened, prepared = [], []
+
+    class Fake:
+        def __init__(self, config):
+            self.config, self.closed, self.task = config, False, None
+            opened.append(self)
+
+        def exec(self, argv, timeout=120.0, user="user"):
+            return 0, ""
+
+        def close(self):
+            self.closed = True
+
+    def prepare(name, fails=False):
+        def run(sandbox):
+            prepared.append(name)
+            if fails:
+                raise RuntimeError("no such file")
+            sandbox.task = name
+
+        return name, run
+
+    config = SandboxConfig(image="base")
+    pool = WarmPool(PoolConfig(2, config, desktop=False), opener=Fake)
+    try:
+        pool.plan([prepare("a"), prepare("b", fails=True), prepare("c"), prepare("d")])
+        assert pool.wait_full(10)
+        assert prepared == ["a", "b", "c"]  # a and c are held; b's sandbox was closed
+        assert pool.take_prepared(SandboxConfig(image="base", cpus=1), "a") is None  # config
+        assert pool.take_prepared(config, "b") is None
+        first = pool.take_prepared(config, "a")
+        assert first.task == "a" and not first.closed
+        assert pool.wait_full(10) and prepared == ["a", "b", "c", "d"]
+        pool.forget("c")
+        assert [s.closed for s in opened if s.task == "c"] == [True]
+        assert pool.take_prepared(config, "c") is None
+        assert pool.take_prepared(config, "d").task == "d"
+        assert pool.take_prepared(config, "never-planned") is None
+        assert pool.wait_full(10) and pool.take(config).task is None  # nothing planned: plain
+    finally:
+        pool.close()
+    assert [s for s in opened if not s.closed and s.task is None] == [pool_left(opened)]
+
+
+def pool_left(opened):
+    """The one plain sandbox handed out above (its task closes it, not the pool)."""
+    return next(s for s in opened if s.task is None and not s.closed)
+
+
 # --- with Docker ----------------------------------------------------------------------------------
 
 
@@ -149,6 +206,48 @@ def test_suite_tasks_take_pooled_sandboxes_and_see_no_file_of_another_task(tmp_p
     assert not listed_containers(f"stateact.owner={_own_owner()}")  # the pool closed with the suite
 
 
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_suite_sets_its_next_tasks_up_ahead_each_in_a_sandbox_of_its_own(tmp_path):
+    """With --warm 2 and one task at a time, every task but the first finds its setup done (its
+    setup marker in place), sees no file of another task's setup or work, and scores 1; a task
+    whose setup fails ends as it would without a pool."""
+    require_image("base")
+    suite, out = tmp_path / "suite", tmp_path / "out"
+    for number in range(TASKS):
+        marker_task(suite, number, setup=True)
+    broken = json.loads((suite / "tasks" / "pooled-2.json").read_text())
+    (suite / "tasks" / "x.bin").write_text("x")  # to a folder only root may write: it fails
+    broken["config"].append(
+        {"type": "download", "parameters": {"files": [{"url": "x.bin", "path": "/etc/x/y"}]}}
+    )
+    (suite / "tasks" / "pooled-2.json").write_text(json.dumps(broken))
+    config = RunConfig(model="script/oracle")
+    config.sandbox.image = "base"
+    run_suite([suite], config, out, parallel=1, suite_options=SuiteOptions(warm=2))
+    lines = {
+        line["task_id"]: line
+        for line in map(json.loads, (out / "results.jsonl").read_text().splitlines())
+    }
+    cold = run_suite(
+        [suite],
+        config,
+        tmp_path / "cold",
+        suite_options=SuiteOptions(selection=Selection(filter="-2$")),
+    )
+    assert cold["tasks"] == 1
+    cold_line = json.loads((tmp_path / "cold" / "results.jsonl").read_text())
+    assert [lines[f"pooled-{n}"]["set_up_ahead"] for n in (0, 1, 3)] == [False, True, True]
+    for number in (0, 1, 3):
+        assert lines[f"pooled-{number}"]["score"] == 1.0, lines[f"pooled-{number}"]
+    failed = lines["pooled-2"]
+    assert failed["set_up_ahead"] is False  # its setup failed ahead: it set itself up, and failed
+    assert (failed["status"], failed["error"]) == (cold_line["status"], cold_line["error"])
+    events = [json.loads(e) for e in (out / "runs" / "pooled-1" / "trajectory.jsonl").open()]
+    assert [e["set_up_ahead"] for e in events if e["event"] == "setup_done"] == [True]
+    assert not listed_containers(f"stateact.owner={_own_owner()}")
+
+
 def _own_owner() -> str:
     from sandboxes.lifecycle import owner_label
 
@@ -161,12 +260,12 @@ def test_a_task_of_another_config_opens_its_own_sandbox():
     pooled = SandboxConfig(image="base")
     with warm_pool(PoolConfig(1, pooled, desktop=False)) as pool:
         assert pool.wait_full(120)
-        other, from_pool = open_pooled(SandboxConfig(image="base", env={"X": "1"}))
-        other.close()
-        assert from_pool is False and pool.ready == 1
-        taken, from_pool = open_pooled(pooled)
-        taken.close()
-        assert from_pool is True
+        other = open_pooled(SandboxConfig(image="base", env={"X": "1"}))
+        other.sandbox.close()
+        assert other.from_pool is False and pool.ready == 1
+        taken = open_pooled(pooled)
+        taken.sandbox.close()
+        assert taken.from_pool is True and taken.set_up is False
 
 
 @pytest.mark.docker
@@ -243,9 +342,9 @@ def test_a_pooled_desktop_is_up_and_the_task_setup_opens_calc_on_it(tmp_path):
     ]
     with warm_pool(PoolConfig(1, config)) as pool:
         assert pool.wait_full(300)
-        sandbox, from_pool = open_pooled(config)
-        with sandbox:
-            assert from_pool
+        start = open_pooled(config)
+        with start.sandbox as sandbox:
+            assert start.from_pool
             code, before = sandbox.exec(["bash", "-c", XVFB])
             assert code == 0, before  # the display was up before the task asked for it
             run_setup(steps, sandbox, task, None, before_agent=True)
