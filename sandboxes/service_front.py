@@ -61,6 +61,10 @@ UPSTREAM_TIMEOUT_S = 600.0
 IDLE_TIMEOUT_S = 75.0
 """How long a kept-alive client connection may wait for its next request."""
 MAX_CONNECTIONS = 256
+MAX_PER_CLIENT = 64
+"""One client address (a sandbox; the host proxy's relays come from the probe's) may hold at most
+this many connections: an agent that opens and stalls connections cannot starve the benchmark's
+own requests of the front."""
 FORWARDED = ("x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "expect")
 """Set afresh by the front (a client's own would be believed by the site), or answered by it."""
 
@@ -98,6 +102,25 @@ class Front:
     def __init__(self, sites: dict[str, list[tuple[str | None, str, int]]]):
         self.sites = {host.lower(): [tuple(r) for r in routes] for host, routes in sites.items()}
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.per_client: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def take(self, client_ip: str) -> bool:
+        """A connection slot for `client_ip`, if it and the front have one left."""
+        with self.lock:
+            if self.per_client.get(client_ip, 0) >= MAX_PER_CLIENT:
+                return False
+            if not self.slots.acquire(blocking=False):
+                return False
+            self.per_client[client_ip] = self.per_client.get(client_ip, 0) + 1
+            return True
+
+    def give_back(self, client_ip: str) -> None:
+        with self.lock:
+            self.per_client[client_ip] -= 1
+            if not self.per_client[client_ip]:
+                del self.per_client[client_ip]
+            self.slots.release()
 
     def upstream(self, host: str, target: str) -> tuple[str, int]:
         routes = self.sites.get(host)
@@ -252,13 +275,14 @@ def serve_connection(front: Front, client: socket.socket, client_ip: str) -> Non
 class FrontHandler(socketserver.BaseRequestHandler):
     def handle(self) -> None:
         front: Front = self.server.front
-        if not front.slots.acquire(blocking=False):
+        client_ip = self.client_address[0]
+        if not front.take(client_ip):
             self.request.sendall(error_answer(503, "the front proxy is at its connection limit"))
             return
         try:
-            serve_connection(front, self.request, self.client_address[0])
+            serve_connection(front, self.request, client_ip)
         finally:
-            front.slots.release()
+            front.give_back(client_ip)
 
 
 class FrontServer(socketserver.ThreadingTCPServer):

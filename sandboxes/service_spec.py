@@ -16,8 +16,10 @@ from .service_routes import Site
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 IMAGE_PREFIX = "stateact-service-"
 """Built service images are kept (a build may take many minutes) and reused by the next suite."""
-RESERVED_NAMES = frozenset({"probe", "front"})
-"""StateAct's own containers of a stack."""
+FRONT_NAME = "stateact-front"
+RESERVED_NAMES = frozenset({"probe", FRONT_NAME})
+"""StateAct's own containers of a stack (`probe` as ever; the front's name is unlikely to be a
+site's)."""
 
 
 class ServiceLimits(BaseModel):

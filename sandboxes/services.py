@@ -34,6 +34,7 @@ from .lifecycle import owner_label, register, unregister
 from .service_proxy import ServicesProxy
 from .service_routes import Site, front_routes
 from .service_spec import (
+    FRONT_NAME,
     IMAGE_PREFIX,
     NAME_PATTERN,
     ServiceLimits,
@@ -47,7 +48,7 @@ __all__ = ["IMAGE_PREFIX", "NAME_PATTERN", "ServiceSpec", "ServiceStack", "servi
 log = logging.getLogger(__name__)
 
 SERVICE_LABEL = "stateact.service"
-"""Names the service a container plays (`probe` and `front` are StateAct's), for `docker ps`."""
+"""Names the service a container plays (`probe` and `stateact-front` are StateAct's)."""
 HEALTH_TIMEOUT_S = 600.0
 PROBE_INTERVAL_S = 2.0
 PROBE_SCRIPT = (
@@ -226,7 +227,7 @@ class ServiceStack:
         table = front_routes(self.sites)
         front = self._create(
             self.front_image,
-            "front",
+            FRONT_NAME,
             list(table),
             HELPER_LIMITS,
             command=[
@@ -277,7 +278,9 @@ class ServiceStack:
                 self._wait_answering(spec.probe_url(), spec.name, [spec.name])
         for site in self.sites:
             upstreams = [self._service_of(route.upstream) for route in site.routes]
-            self._wait_answering(f"http://{site.hosts[0]}/", site.hosts[0], ["front", *upstreams])
+            self._wait_answering(
+                f"http://{site.hosts[0]}/", site.hosts[0], [FRONT_NAME, *upstreams]
+            )
         for spec in self.specs:
             self._check_running(spec.name, f"the service {spec.name}")
 

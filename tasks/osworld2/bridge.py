@@ -66,6 +66,10 @@ class Osworld2Config(BaseModel):
     host_suffix: str | None = None
     """WEBSITE_HOST_SUFFIX the started services answer under; None: the services file's, else
     `osworld2.test`."""
+    build_network: Literal["none", "host"] = "none"
+    """The network the builds from the websites' and GitLab's checkouts run with (`host` lets
+    their Dockerfiles fetch packages); a compose file's `build.network` and a services file's
+    `build_network` say their own."""
     services_proxy: str | None = None
     """The loopback proxy through which the benchmark's host-side code reaches the services
     StateAct started (set while they run; recorded in each run's config.json)."""

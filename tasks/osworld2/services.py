@@ -5,7 +5,7 @@ Task-Web/gitlab) and any others a services file lists (`--osworld2-services FILE
 A services file is JSON:
 
     {"host_suffix": "osworld2.test",
-     "services": [{"name": "sites", "context": "my-sites",
+     "services": [{"name": "front", "context": "my-sites",
                    "hosts": ["mailhub", "teamchat"], "port": 80, "health_path": "/",
                    "build_network": "host", "limits": {"memory_mb": 2048}},
                   {"name": "gitlab", "image": "gitlab/gitlab-ce:18.7.0-ce.0",
@@ -68,7 +68,7 @@ def service_plan(config: Osworld2Config) -> StackPlan:
     if config.websites is not None:
         compose = config.websites / COMPOSE_FILE
         if compose.is_file():  # OSWorld-web as it is: a compose stack behind Caddy
-            stack = read_compose(compose, {"HOST_SUFFIX": suffix})
+            stack = read_compose(compose, {"HOST_SUFFIX": suffix}, config.build_network)
         else:
             entries.append(
                 {
@@ -76,6 +76,7 @@ def service_plan(config: Osworld2Config) -> StackPlan:
                     "context": config.websites,
                     "hosts": WEBSITE_SITES,
                     "limits": WEBSITES_LIMITS,
+                    "build_network": config.build_network,
                 }
             )
     if config.gitlab is not None:
@@ -86,6 +87,7 @@ def service_plan(config: Osworld2Config) -> StackPlan:
                 "hosts": ["gitlab"],
                 "health_path": GITLAB_HEALTH,
                 "limits": GITLAB_LIMITS,
+                "build_network": config.build_network,
             }
         )
     if config.services_file is not None:

@@ -57,7 +57,37 @@ def sites():
 
 
 @pytest.fixture(scope="module")
-def front(sites):
+def upgrading():
+    """An upstream that switches every connection to an echo in capitals (as a WebSocket would
+    switch protocols): its port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve(connection: socket.socket) -> None:
+        with connection:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += connection.recv(4096)
+            connection.sendall(
+                b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n"
+            )
+            while data := connection.recv(4096):
+                connection.sendall(data.upper())
+
+    def accept() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(connection,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield listener.getsockname()[1]
+    listener.close()
+
+
+@pytest.fixture(scope="module")
+def front(sites, upgrading):
     """The front on an ephemeral loopback port; `shop.test`'s routes from its Caddy labels (the
     admin's `/api/admin*` numbered after `/api*`, as a label author may), `down.test` to a port
     nothing listens on."""
@@ -71,8 +101,11 @@ def front(sites):
     down = caddy_sites(
         "down", {"caddy": "down.test", "caddy.reverse_proxy": f"127.0.0.1:{free_port()}"}, 80, []
     )
+    echo = caddy_sites(
+        "echo", {"caddy": "echo.test", "caddy.reverse_proxy": f"127.0.0.1:{upgrading}"}, 80, []
+    )
     server = FrontServer(("127.0.0.1", 0), FrontHandler)
-    server.front = Front(front_routes([*shop, *down]))
+    server.front = Front(front_routes([*shop, *down, *echo]))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server.server_address[1]
     server.shutdown()
@@ -206,3 +239,43 @@ def test_a_request_both_chunked_and_with_a_length_is_refused(front):
     assert alone.startswith(b"HTTP/1.1 200 ") and b'"stored": 5' in alone
     malformed = raw(front, head + b"Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n")
     assert malformed.startswith(b"HTTP/1.1 400 ")
+
+
+def test_a_client_holding_many_stalled_connections_does_not_starve_others(front):
+    """An agent that opens connections and sends nothing reaches its own limit (64), not the
+    front's: another client address (the host proxy's relays come from the probe's) is served."""
+    from sandboxes.service_front import MAX_PER_CLIENT
+
+    stalled = [socket.create_connection(("127.0.0.1", front)) for _ in range(MAX_PER_CLIENT)]
+    try:
+        time.sleep(0.5)  # each is taken by its handler thread
+        refused = raw(front, b"GET / HTTP/1.1\r\nHost: shop.test\r\n\r\n")
+        assert refused.startswith(b"HTTP/1.1 503 ")
+        with socket.create_connection(
+            ("127.0.0.1", front), source_address=("127.0.0.2", 0)
+        ) as other:
+            other.sendall(
+                b"GET /hello.txt HTTP/1.1\r\nHost: shop.test\r\nConnection: close\r\n\r\n"
+            )
+            answer = b""
+            while piece := other.recv(65536):
+                answer += piece
+        assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"shop-frontend is up\n")
+    finally:
+        for connection in stalled:
+            connection.close()
+    time.sleep(0.5)  # their slots are given back
+    assert ask(front, "/hello.txt")[0] == 200
+
+
+def test_an_upgraded_connection_becomes_a_tunnel(front):
+    with socket.create_connection(("127.0.0.1", front), timeout=10) as client:
+        head = b"GET /socket HTTP/1.1\r\nHost: echo.test\r\n"
+        client.sendall(head + b"Connection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += client.recv(4096)
+        assert head.startswith(b"HTTP/1.1 101 ")
+        for word in (b"hello", b"again"):
+            client.sendall(word)
+            assert client.recv(4096) == word.upper()

@@ -152,7 +152,7 @@ def test_limits_are_in_the_containers_hostconfig(stack):
         "shop_backend": (300 * MiB, 500_000_000, 200),  # mem_limit, cpus, pids_limit
         "shop_frontend": (200 * MiB, 1_000_000_000, 100),  # deploy.resources.limits
         "news_web": (1024 * MiB, 1_000_000_000, 1024),  # the defaults
-        "front": (256 * MiB, 1_000_000_000, 512),
+        "stateact-front": (256 * MiB, 1_000_000_000, 512),
         "probe": (256 * MiB, 1_000_000_000, 512),
     }
     for name, (memory, cpus, pids) in expected.items():

@@ -74,7 +74,8 @@ def test_a_service_is_built_started_reached_by_its_host_name_and_removed(tmp_pat
     from harness.apps.osworld2_services import osworld2_services
     from sandboxes import open_sandbox
 
-    config = _config(osworld2_services=str(services_file(tmp_path)))
+    limits = {"memory_mb": 300, "cpus": 0.5, "pids": 128}
+    config = _config(osworld2_services=str(services_file(tmp_path, limits=limits)))
     assert config.sandbox.network is False
     with osworld2_services(config, health_timeout_s=120) as started:
         network = started.sandbox.network_mode
@@ -84,6 +85,11 @@ def test_a_service_is_built_started_reached_by_its_host_name_and_removed(tmp_pat
         containers, networks = managed(network)
         assert sorted(containers) == [f"{network}-mailhub", f"{network}-probe"]
         assert networks == [network]
+        from sandboxes.docker_backend import docker_client
+
+        host = docker_client().containers.get(f"{network}-mailhub").attrs["HostConfig"]
+        assert (host["Memory"], host["NanoCpus"], host["PidsLimit"]) == (300 << 20, 5 * 10**8, 128)
+        assert started.osworld2.services_proxy.startswith("http://127.0.0.1:")
         with open_sandbox(started.sandbox) as sandbox:
             code, output = sandbox.exec(
                 [
@@ -366,3 +372,31 @@ def test_a_compose_stack_serves_a_suite_and_the_benchmark_reads_its_state_throug
     port = int(proxy.rsplit(":", 1)[1])
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=5)
+
+
+def test_the_options_give_each_service_its_limits_and_build_network(tmp_path):
+    """GitLab gets several GB, a compose site its file's limits or the default; the checkouts'
+    builds run with --osworld2-build-network unless the compose file names a network."""
+    from tasks.osworld2.services import GITLAB_LIMITS, service_plan
+
+    compose_stack(tmp_path / "OSWorld-web")
+    (tmp_path / "gitlab").mkdir()
+    config = _config(
+        osworld2_websites=str(tmp_path / "OSWorld-web"),
+        osworld2_gitlab=str(tmp_path / "gitlab"),
+        osworld2_services=str(services_file(tmp_path, limits={"memory_mb": 300, "cpus": 0.5})),
+        osworld2_build_network="host",
+    ).osworld2
+    specs = {spec.name: spec for spec in service_plan(config).services}
+    assert specs["gitlab"].limits == GITLAB_LIMITS and GITLAB_LIMITS.memory_mb >= 4096
+    assert specs["shop_backend"].limits.memory_mb == 300  # the compose file's mem_limit
+    assert specs["news_web"].limits.memory_mb == 1024  # the default
+    assert specs["mailhub"].limits.model_dump() == {"memory_mb": 300, "cpus": 0.5, "pids": 1024}
+    networks = {name: spec.build_network for name, spec in specs.items()}
+    assert networks == {
+        **dict.fromkeys(STACK_SERVICES, "host"),
+        "gitlab": "host",
+        "mailhub": "none",
+    }
+    with pytest.raises(Exception, match="must be one of none, host"):
+        _config(osworld2_build_network="bridge")
