@@ -236,9 +236,8 @@ class ComposeService:
 
     def _runtime(self) -> ServiceRuntime:
         tmpfs = self.body.get("tmpfs") or []
-        mounts = {
-            str(t).split(":", 1)[0]: "" for t in (tmpfs if isinstance(tmpfs, list) else [tmpfs])
-        }
+        entries = tmpfs if isinstance(tmpfs, list) else [tmpfs]
+        mounts = dict(str(entry).partition(":")[::2] for entry in entries)  # path -> options
         mounts.update(self._volumes())
         if self.body.get("healthcheck"):
             self._note("healthcheck not run: StateAct probes the sites through its front proxy")

@@ -43,8 +43,8 @@ def osworld2_services(
     plan = service_plan(osworld2)
     for spec in plan.services:
         spec.check_source()  # a missing checkout is named before any engine is asked
-    for note in plan.notes:
-        log.info("%s", note)
+    for note in plan.notes:  # what a compose file asked for and is left out: said, not hidden
+        log.warning("%s", note)
     client = docker_client()
     # The probe runs in the sandboxes' own image: what it reaches, a sandbox reaches.
     probe_image = resolve_image(client, config.sandbox.image)

@@ -148,6 +148,7 @@ def test_what_concerns_only_an_unpublished_host_is_dropped_with_a_note(tmp_path)
         volumes=["cache:/var/cache/site", "/tmp/anonymous"],
         healthcheck={"test": ["CMD", "true"]},
         stop_grace_period="3s",
+        tmpfs=["/run/site:size=8m"],
         labels={
             "caddy": "https://site.${HOST_SUFFIX}",
             "caddy.encode": "gzip",
@@ -165,6 +166,7 @@ def test_what_concerns_only_an_unpublished_host_is_dropped_with_a_note(tmp_path)
         "the site site.svc.test is served over plain HTTP (no HTTPS here)",
     ):
         assert words in notes, words
+    assert plan.services[0].runtime.tmpfs == {"/run/site": "size=8m"}  # read, not dropped
     (site,) = plan.sites
     assert (site.hosts, site.routes[0].upstream, site.routes[0].port) == (
         ["site.svc.test"],
