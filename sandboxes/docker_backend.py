@@ -183,8 +183,8 @@ def reap_orphans(client) -> list[str]:
         all=True, filters={"label": LABEL}, ignore_removed=True
     ):
         if owner_is_gone(container.labels.get(OWNER_LABEL, "")):
-            try:
-                container.remove(force=True)
+            try:  # with its anonymous volumes (a service image's VOLUME paths)
+                container.remove(force=True, v=True)
             except (NotFound, APIError):
                 continue
             removed.append(container.name)

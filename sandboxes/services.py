@@ -1,39 +1,54 @@
 """Services a suite's sandboxes share (OSWorld 2.0's mock websites and GitLab): each built from the
 user's own checkout (or a local image), started once on a private Docker network the sandboxes
-join, under the host names the tasks use, health-checked from inside that network, and removed at
-the end, on Ctrl-C and, after a crash, by the next StateAct process's reaper.
+join, under the host names the tasks use, health-checked from inside that network, reachable from
+the host through a loopback proxy, and removed at the end, on Ctrl-C and, after a crash, by the
+next StateAct process's reaper.
 
     specs = [ServiceSpec(name="web", context=Path("~/OSWorld-web"), hosts=["mail.osworld.test"])]
     with ServiceStack(specs, probe_image="stateact-base:…") as stack:
         SandboxConfig(network=True, network_mode=stack.network)   # a sandbox that reaches them
+        stack.proxy_url                                           # HTTP_PROXY for host code
 
-Nothing is pulled: a build uses what its Dockerfile names (a base image missing locally fails with
-the engine's sentence), and its build network is `none` unless the spec says otherwise. The health
-check is an HTTP GET from a probe container on the network, never a request from the host to the
-network's private-range addresses.
+A compose stack's sites (`compose.py`) are served by StateAct's front proxy (`service_front.py`),
+a container of the base image holding every site's name on the network; the stack is ready once
+every site answers through it. Nothing is pulled: a build uses what its Dockerfile names (a base
+image missing locally fails with the engine's sentence), and its build network is `none` unless the
+spec says otherwise. Health checks are HTTP GETs from a probe container on the network, and the
+host proxy's connections are relay execs in that container (`service_proxy.py`): the host never
+sends a request to the network's private-range addresses.
 """
 
 from __future__ import annotations
 
-import hashlib
+import io
+import json
 import logging
-import re
+import tarfile
 import time
 import uuid
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from .base import SandboxError
 from .docker_backend import LABEL, OWNER_LABEL, docker_client, engine_errors
 from .lifecycle import owner_label, register, unregister
+from .service_proxy import ServicesProxy
+from .service_routes import Site, front_routes
+from .service_spec import (
+    FRONT_NAME,
+    IMAGE_PREFIX,
+    NAME_PATTERN,
+    ServiceLimits,
+    ServiceSpec,
+    StackPlan,
+    service_image_tag,
+)
+
+__all__ = ["IMAGE_PREFIX", "NAME_PATTERN", "ServiceSpec", "ServiceStack", "service_image_tag"]
 
 log = logging.getLogger(__name__)
 
 SERVICE_LABEL = "stateact.service"
-"""Names the service a container plays (the probe's value is `probe`), for `docker ps` readers."""
-IMAGE_PREFIX = "stateact-service-"
-"""Built service images are kept (a build may take many minutes) and reused by the next suite."""
+"""Names the service a container plays (`probe` and `stateact-front` are StateAct's)."""
 HEALTH_TIMEOUT_S = 600.0
 PROBE_INTERVAL_S = 2.0
 PROBE_SCRIPT = (
@@ -45,73 +60,53 @@ PROBE_SCRIPT = (
     "except Exception:\n"
     "    sys.exit(1)\n"
 )
-"""Ready means the server answers below 500 (GitLab answers 502 while it starts)."""
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
-
-
-class ServiceSpec(BaseModel):
-    """One service: where its image comes from, the host names it answers under, its probe."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    name: str
-    context: Path | None = None
-    """A checkout holding the Dockerfile to build (the user's, built on this machine)."""
-    dockerfile: str = "Dockerfile"
-    image: str | None = None
-    """A local image instead of a build (never pulled)."""
-    hosts: list[str] = Field(default_factory=list)
-    """The names sandboxes reach it under (network aliases); the first is probed."""
-    port: int = Field(80, gt=0, lt=65536)
-    health_path: str = "/"
-    environment: dict[str, str] = Field(default_factory=dict)
-    command: list[str] | None = None
-    build_network: str = "none"
-    """The build's network (`host` lets a Dockerfile fetch its dependencies while building)."""
-
-    @model_validator(mode="after")
-    def _one_source(self) -> ServiceSpec:
-        if not NAME_PATTERN.match(self.name):
-            raise ValueError(f"the service name {self.name!r} must be lowercase letters and digits")
-        if (self.context is None) == (self.image is None):
-            raise ValueError(f"the service {self.name!r} needs either a context or an image")
-        return self
-
-    def probe_url(self) -> str:
-        host = self.hosts[0] if self.hosts else self.name
-        return f"http://{host}:{self.port}{self.health_path}"
-
-    def check_source(self) -> None:
-        """A missing checkout or Dockerfile as one sentence, before any build."""
-        if self.context is None:
-            return
-        if not self.context.is_dir():
-            raise SandboxError(
-                f"the checkout {self.context} of the service {self.name} is not a folder."
-            )
-        if not (self.context / self.dockerfile).is_file():
-            raise SandboxError(
-                f"the checkout {self.context} of the service {self.name} has no {self.dockerfile}."
-            )
+"""Ready means the server answers below 500 (GitLab answers 502 while it starts, the front proxy
+502 while a site's upstream is down)."""
+HELPER_LIMITS = ServiceLimits(memory_mb=256, cpus=1.0, pids=512)
+"""The probe (which also carries the host proxy's relays) and the front proxy."""
+FRONT_DIR = "/opt/stateact-front"
+FRONT_FILES = ("service_front.py", "http_framing.py")
+ALIVE = ("created", "running")
 
 
 class ServiceStack:
-    """The network, the service containers and the probe of one suite; `close` removes them all."""
+    """The network, the service containers, the front, the probe and the host proxy of one suite;
+    `close` removes them all."""
 
     def __init__(
         self,
         specs: list[ServiceSpec],
         probe_image: str,
         health_timeout_s: float = HEALTH_TIMEOUT_S,
+        sites: list[Site] = (),
+        front_image: str | None = None,
     ):
+        """`sites` (a compose stack's) are served by a front proxy of `front_image` (default the
+        probe's image)."""
         self.specs = specs
+        self.sites = list(sites)
         self.probe_image = probe_image
+        self.front_image = front_image or probe_image
         self.health_timeout_s = health_timeout_s
         self.network = f"stateact-services-{uuid.uuid4().hex[:10]}"
         self.client = None
         self.containers: dict[str, object] = {}
         self.images: dict[str, str] = {}
+        self.proxy: ServicesProxy | None = None
         self._network_object = None
+        self._cpus = 1
+
+    @classmethod
+    def of(cls, plan: StackPlan, probe_image: str, **options) -> ServiceStack:
+        return cls(plan.services, probe_image, sites=plan.sites, **options)
+
+    @property
+    def proxy_url(self) -> str | None:
+        """The host proxy (`http://127.0.0.1:PORT`) while the stack runs."""
+        return self.proxy.url if self.proxy is not None and self.proxy.listener else None
+
+    def host_names(self) -> set[str]:
+        return StackPlan(services=self.specs, sites=self.sites).host_names()
 
     def labels(self, service: str) -> dict[str, str]:
         return {LABEL: "1", OWNER_LABEL: owner_label(), SERVICE_LABEL: service}
@@ -122,6 +117,7 @@ class ServiceStack:
         self.client = docker_client()
         register(self)
         try:
+            self._cpus = int(self.client.info().get("NCPU") or 1)
             for spec in self.specs:
                 self.images[spec.name] = self._image(spec)
             with engine_errors(f"create the services' network {self.network}"):
@@ -130,9 +126,11 @@ class ServiceStack:
                 )
             for spec in self.specs:
                 self._run(spec)
+            if self.sites:
+                self._start_front()
             self._start_probe()
-            for spec in self.specs:
-                self._wait_healthy(spec)
+            self._wait_ready()
+            self.proxy = ServicesProxy(self.containers["probe"], self.host_names()).start()
         except BaseException:
             self.close()
             raise
@@ -158,8 +156,11 @@ class ServiceStack:
                 dockerfile=spec.dockerfile,
                 tag=tag,
                 rm=True,
+                forcerm=True,  # a failed step's container goes too
                 pull=False,
                 network_mode=spec.build_network,
+                buildargs=spec.build_args or None,
+                target=spec.target,
             )
         except BuildError as exc:
             raise SandboxError(
@@ -172,38 +173,94 @@ class ServiceStack:
             ) from None
         return tag
 
-    def _run(self, spec: ServiceSpec) -> None:
+    def _create(self, image: str, name: str, aliases: list[str], limits: ServiceLimits, **extra):
+        """A container on the stack's network under `aliases`, within `limits`."""
         from docker.types import EndpointConfig
 
-        aliases = list(dict.fromkeys([spec.name, *spec.hosts]))
-        with engine_errors(f"start the service {spec.name}"):
+        cpus = limits.cpus
+        if cpus > self._cpus:
+            log.info("the service %s asks for %s CPUs; the engine has %d", name, cpus, self._cpus)
+            cpus = self._cpus
+        with engine_errors(f"start the service {name}"):
             container = self.client.containers.create(
-                self.images[spec.name],
-                command=spec.command,
-                name=f"{self.network}-{spec.name}",
-                environment=spec.environment,
-                labels=self.labels(spec.name),
+                image,
+                name=f"{self.network}-{name}",
+                labels=self.labels(name),
                 network=self.network,
                 networking_config={self.network: EndpointConfig("1.41", aliases=aliases)},
+                mem_limit=f"{limits.memory_mb}m",
+                memswap_limit=f"{limits.memory_mb}m",
+                nano_cpus=int(cpus * 1e9),
+                pids_limit=limits.pids,
                 detach=True,
+                **extra,
             )
-            self.containers[spec.name] = container
+            self.containers[name] = container
+        return container
+
+    def _run(self, spec: ServiceSpec) -> None:
+        runtime = spec.runtime
+        optional = {
+            "entrypoint": runtime.entrypoint,
+            "user": runtime.user,
+            "working_dir": runtime.working_dir,
+            "tmpfs": runtime.tmpfs or None,
+            "restart_policy": runtime.restart,
+            "init": runtime.init,
+            "shm_size": runtime.shm_size,
+        }
+        container = self._create(
+            self.images[spec.name],
+            spec.name,
+            list(dict.fromkeys([spec.name, *spec.hosts])),
+            spec.limits,
+            command=spec.command,
+            environment=spec.environment,
+            **{key: value for key, value in optional.items() if value is not None},
+        )
+        with engine_errors(f"start the service {spec.name}"):
             container.start()
 
+    def _start_front(self) -> None:
+        """The front proxy: its program and routes copied in, every site's name its alias; as
+        `nobody`, without capabilities (port 80 is opened through the unprivileged-port sysctl)."""
+        table = front_routes(self.sites)
+        front = self._create(
+            self.front_image,
+            FRONT_NAME,
+            list(table),
+            HELPER_LIMITS,
+            command=[
+                "python3",
+                "-B",
+                "-E",
+                "-s",
+                f"{FRONT_DIR}/service_front.py",
+                f"{FRONT_DIR}/routes.json",
+            ],
+            user="nobody",
+            init=True,
+            cap_drop=["ALL"],
+            sysctls={"net.ipv4.ip_unprivileged_port_start": "0"},
+        )
+        files = {name: (Path(__file__).with_name(name)).read_bytes() for name in FRONT_FILES}
+        files["routes.json"] = json.dumps({"port": 80, "sites": table}).encode()
+        with engine_errors("start the front proxy"):
+            front.put_archive("/", _archive(FRONT_DIR, files))
+            front.start()
+
     def _start_probe(self) -> None:
+        probe = self._create(
+            self.probe_image,
+            "probe",
+            ["probe"],
+            HELPER_LIMITS,
+            command=["sleep", "infinity"],
+            init=True,
+            user="nobody",
+            cap_drop=["ALL"],
+        )
         with engine_errors("start the services' probe"):
-            probe = self.client.containers.create(
-                self.probe_image,
-                command=["sleep", "infinity"],
-                name=f"{self.network}-probe",
-                init=True,
-                user="nobody",
-                labels=self.labels("probe"),
-                network=self.network,
-                cap_drop=["ALL"],
-                detach=True,
-            )
-            self.containers["probe"] = probe
             probe.start()
 
     def probe(self, url: str) -> bool:
@@ -213,36 +270,61 @@ class ServiceStack:
         )
         return result.exit_code == 0
 
-    def _wait_healthy(self, spec: ServiceSpec) -> None:
-        url = spec.probe_url()
+    def _wait_ready(self) -> None:
+        """Each probed service, then each site through the front (its upstreams watched), then
+        every other service still running."""
+        for spec in self.specs:
+            if spec.health_path is not None:
+                self._wait_answering(spec.probe_url(), spec.name, [spec.name])
+        for site in self.sites:
+            upstreams = [self._service_of(route.upstream) for route in site.routes]
+            self._wait_answering(
+                f"http://{site.hosts[0]}/", site.hosts[0], [FRONT_NAME, *upstreams]
+            )
+        for spec in self.specs:
+            self._check_running(spec.name, f"the service {spec.name}")
+
+    def _service_of(self, name: str) -> str:
+        return next(s.name for s in self.specs if name in (s.name, *s.hosts))
+
+    def _wait_answering(self, url: str, what: str, watched: list[str]) -> None:
         deadline = time.monotonic() + self.health_timeout_s
-        container = self.containers[spec.name]
         while True:
             if self.probe(url):
-                log.info("the service %s answers at %s", spec.name, url)
+                log.info("%s answers at %s", what, url)
                 return
-            container.reload()
-            if container.status not in ("created", "running"):
-                logs = container.logs(tail=5).decode(errors="replace")
-                raise SandboxError(
-                    f"the service {spec.name} stopped before it answered {url} "
-                    f"(exit {container.attrs['State'].get('ExitCode')}: {_last_line(logs)})."
-                )
+            for name in dict.fromkeys(watched):
+                self._check_running(name, f"the service {name}", url)
             if time.monotonic() >= deadline:
                 raise SandboxError(
-                    f"the service {spec.name} did not answer {url} within "
-                    f"{self.health_timeout_s:.0f} s."
+                    f"the service {what} did not answer {url} within {self.health_timeout_s:.0f} s."
                 )
             time.sleep(PROBE_INTERVAL_S)
 
+    def _check_running(self, name: str, what: str, url: str | None = None) -> None:
+        container = self.containers[name]
+        container.reload()
+        restarting = container.attrs["HostConfig"].get("RestartPolicy", {}).get("Name")
+        if container.status in ALIVE or (restarting and container.status == "restarting"):
+            return
+        logs = container.logs(tail=5).decode(errors="replace")
+        before = f" before it answered {url}" if url else ""
+        raise SandboxError(
+            f"{what} stopped{before} "
+            f"(exit {container.attrs['State'].get('ExitCode')}: {_last_line(logs)})."
+        )
+
     def close(self) -> None:
-        """Remove the containers and the network (idempotent; the built images are kept)."""
+        """Remove the proxy, the containers and the network (idempotent; images are kept)."""
         from docker.errors import APIError, NotFound
 
         unregister(self)
+        if self.proxy is not None:
+            self.proxy.close()
+            self.proxy = None
         for container in self.containers.values():
-            try:
-                container.remove(force=True)
+            try:  # with its anonymous volumes (an image's VOLUME paths)
+                container.remove(force=True, v=True)
             except (NotFound, APIError) as exc:
                 log.debug("service container already gone: %s", exc)
         self.containers = {}
@@ -260,11 +342,18 @@ class ServiceStack:
         self.close()
 
 
-def service_image_tag(spec: ServiceSpec) -> str:
-    """The tag a built service is kept under: one per checkout and Dockerfile, so two suites
-    building a service of the same name from different checkouts keep apart."""
-    where = hashlib.sha256(f"{spec.context.resolve()}\0{spec.dockerfile}".encode()).hexdigest()
-    return f"{IMAGE_PREFIX}{spec.name}:{where[:12]}"
+def _archive(folder: str, files: dict[str, bytes]) -> bytes:
+    """A tar of `files` under `folder`, owned by root and readable by all."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo(folder.lstrip("/"))
+        info.type, info.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(info)
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"{folder.lstrip('/')}/{name}")
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
 
 
 def _last_line(text) -> str:

@@ -14,7 +14,8 @@ from harness.kernel.core import StateActError
 from harness.run.config import RunConfig
 from tasks.osworld2.bridge import Osworld2Config, model_variables
 
-SERVICE_OPTIONS = ("websites", "gitlab", "services", "host_suffix")
+SERVICE_OPTIONS = ("websites", "gitlab", "services", "host_suffix", "build_network")
+BUILD_NETWORKS = ("none", "host")
 CHECKPOINT_MODES = ("off", "inline")
 INLINE_STEPS = (150, 300)
 """Where OSWorld 2.0's official Claude launcher evaluates mid-run (docs/osworld2.md)."""
@@ -38,7 +39,8 @@ def osworld2_config(options) -> Osworld2Config | None:
         if (judge and not webarena) or any(own):
             raise StateActError(
                 "--osworld2-data, --osworld2-python, --osworld2-websites, --osworld2-gitlab, "
-                "--osworld2-services, --checkpoint-eval-mode, --judge-model and --user-model go "
+                "--osworld2-services, --osworld2-build-network, --checkpoint-eval-mode, "
+                "--judge-model and --user-model go "
                 "with --osworld2 PATH (your OSWorld-V2 checkout); --judge-model also with --sites "
                 "(WebArena)."
             )
@@ -46,6 +48,9 @@ def osworld2_config(options) -> Osworld2Config | None:
     for prefix, spec in (("OSWORLD_EVAL_MODEL", judge), ("OSWORLD_USER_SIM", user)):
         if spec:
             model_variables(prefix, spec, None)  # a spec of the wrong shape fails now
+    build_network = services["build_network"] or "none"
+    if build_network not in BUILD_NETWORKS:
+        raise StateActError(f"--osworld2-build-network must be one of {', '.join(BUILD_NETWORKS)}.")
     paths = {
         f"{key}_file" if key == "services" else key: _path(services[key])
         for key in ("websites", "gitlab", "services")
@@ -57,6 +62,7 @@ def osworld2_config(options) -> Osworld2Config | None:
         judge_model=judge,
         user_model=user,
         host_suffix=services["host_suffix"],
+        build_network=build_network,
         **paths,
         **checkpoint_options(mode, steps),
     )
@@ -117,8 +123,9 @@ def add_osworld2_options(parser) -> None:
     parser.add_argument(
         "--osworld2-websites",
         metavar="PATH",
-        help="with --osworld2: your checkout of the mock websites (Task-Web/OSWorld-web): built "
-        "from its Dockerfile and started for the run or suite under each site's host name",
+        help="with --osworld2: your checkout of the mock websites (Task-Web/OSWorld-web): its "
+        "docker-compose.yml (or else its Dockerfile) built and started for the run or suite, each "
+        "site under its host name behind StateAct's front proxy",
     )
     parser.add_argument(
         "--osworld2-gitlab",
@@ -130,6 +137,12 @@ def add_osworld2_options(parser) -> None:
         "--osworld2-services",
         metavar="FILE",
         help="with --osworld2: a JSON file of services to build and start (docs/osworld2.md)",
+    )
+    parser.add_argument(
+        "--osworld2-build-network",
+        choices=BUILD_NETWORKS,
+        help="with --osworld2: the network the builds from the websites' and GitLab's checkouts "
+        "run with (default none; host lets their Dockerfiles fetch packages)",
     )
     parser.add_argument(
         "--osworld2-host-suffix",

@@ -109,6 +109,7 @@ def osworld2_options(config: RunConfig) -> dict:
         "checkpoint_eval_mode": osworld2.checkpoint_eval_mode,
         "checkpoint_steps": list(osworld2.checkpoint_steps),
         "osworld2_services": osworld2.starts_services,
+        "osworld2_services_proxy": osworld2.services_proxy is not None,
     }
 
 

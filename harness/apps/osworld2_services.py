@@ -1,6 +1,7 @@
 """The services an OSWorld 2.0 run or suite starts first (the mock websites, GitLab, a services
-file's), once for all its tasks: while they run, every task's sandbox joins their network and the
-benchmark builds their host names from WEBSITE_HOST_SUFFIX.
+file's), once for all its tasks: while they run, every task's sandbox joins their network, the
+benchmark builds their host names from WEBSITE_HOST_SUFFIX, and the benchmark's own process (the
+bridge, on the host) reaches them through the stack's loopback proxy (HTTP_PROXY and HTTPS_PROXY).
 
     with osworld2_services(config) as config:    # config: a copy pointing at the services
         run_suite(…, config, …)
@@ -16,9 +17,12 @@ from harness.kernel.core import StateActError
 from harness.run.config import RunConfig
 from sandboxes.docker_backend import docker_client, resolve_image
 from sandboxes.services import ServiceStack
-from tasks.osworld2.services import host_suffix, service_specs
+from tasks.osworld2.services import host_suffix, service_plan
 
 log = logging.getLogger(__name__)
+
+FRONT_IMAGE = "base"
+"""The front proxy needs only python3: the smallest of StateAct's images."""
 
 
 @contextmanager
@@ -36,18 +40,27 @@ def osworld2_services(
             "OSWorld 2.0's services run as Docker containers: use the docker sandbox backend "
             "(leave out --sandbox local) or start them yourself and set WEBSITE_HOST_SUFFIX."
         )
-    specs = service_specs(osworld2)
-    for spec in specs:
+    plan = service_plan(osworld2)
+    for spec in plan.services:
         spec.check_source()  # a missing checkout is named before any engine is asked
+    for note in plan.notes:  # what a compose file asked for and is left out: said, not hidden
+        log.warning("%s", note)
+    client = docker_client()
     # The probe runs in the sandboxes' own image: what it reaches, a sandbox reaches.
-    probe_image = resolve_image(docker_client(), config.sandbox.image)
+    probe_image = resolve_image(client, config.sandbox.image)
+    front_image = resolve_image(client, FRONT_IMAGE) if plan.sites else None
     timeout = {} if health_timeout_s is None else {"health_timeout_s": health_timeout_s}
-    with ServiceStack(specs, probe_image, **timeout) as stack:
+    with ServiceStack.of(plan, probe_image, front_image=front_image, **timeout) as stack:
+        names = ", ".join(s.name for s in plan.services)
         log.info(
-            "services %s up on the network %s", ", ".join(s.name for s in specs), stack.network
+            "services %s up on the network %s (host proxy %s)",
+            names,
+            stack.network,
+            stack.proxy_url,
         )
         started = config.model_copy(deep=True)
         started.sandbox.network = True
         started.sandbox.network_mode = stack.network
         started.osworld2.host_suffix = host_suffix(osworld2)
+        started.osworld2.services_proxy = stack.proxy_url
         yield started

@@ -100,6 +100,7 @@ class RunOptions(CommonOptions):
     osworld2_gitlab: str | None = None
     osworld2_services: str | None = None
     osworld2_host_suffix: str | None = None
+    osworld2_build_network: str | None = None
     checkpoint_eval_mode: str = "off"
     checkpoint_steps: str | None = None
     judge_model: str | None = None

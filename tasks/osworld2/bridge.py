@@ -15,6 +15,7 @@ import queue
 import subprocess
 import sys
 import threading
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
@@ -32,6 +33,7 @@ ASK_TIMEOUT_S = 300.0
 ENV_PREFIXES = {"judge": "OSWORLD_EVAL_MODEL", "user": "OSWORLD_USER_SIM"}
 KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+DEFAULT_API_URLS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com"}
 
 
 class Osworld2Config(BaseModel):
@@ -64,6 +66,13 @@ class Osworld2Config(BaseModel):
     host_suffix: str | None = None
     """WEBSITE_HOST_SUFFIX the started services answer under; None: the services file's, else
     `osworld2.test`."""
+    build_network: Literal["none", "host"] = "none"
+    """The network the builds from the websites' and GitLab's checkouts run with (`host` lets
+    their Dockerfiles fetch packages); a compose file's `build.network` and a services file's
+    `build_network` say their own."""
+    services_proxy: str | None = None
+    """The loopback proxy through which the benchmark's host-side code reaches the services
+    StateAct started (set while they run; recorded in each run's config.json)."""
     checkpoint_eval_mode: Literal["off", "inline"] = "off"
     """`inline`: the benchmark's evaluation also runs mid-phase at `checkpoint_steps`, as its
     launcher does; the verdicts are recorded, the phase's score stays its final evaluation."""
@@ -90,7 +99,31 @@ class Osworld2Config(BaseModel):
             env["OSWORLD_EVAL_MODEL_MAX_OUTPUT_TOKENS"] = str(self.judge_max_tokens)
         if self.host_suffix:  # the services StateAct started answer under it
             env["WEBSITE_HOST_SUFFIX"] = self.host_suffix
+        if self.services_proxy:
+            env.update(proxy_variables(self.services_proxy, self.model_hosts()))
         return env
+
+    def model_hosts(self) -> list[str]:
+        """The judge's and simulated user's API hosts: reached directly, not through the
+        services proxy (which reaches only the services)."""
+        hosts = []
+        for spec in (self.judge_model, self.user_model):
+            provider = (spec or "").partition("/")[0]
+            url = self.base_url or os.environ.get(URL_VARIABLES.get(provider, ""), "")
+            url = url or DEFAULT_API_URLS.get(provider, "")
+            if url:
+                hosts.append(urllib.parse.urlsplit(url).hostname or "")
+        return [host for host in dict.fromkeys(hosts) if host]
+
+
+def proxy_variables(proxy: str, direct_hosts: list[str]) -> dict[str, str]:
+    """HTTP(S)_PROXY for the services proxy, in both spellings; NO_PROXY keeps the guest server
+    (127.0.0.1), the model APIs and whatever the user's own NO_PROXY named direct."""
+    own = os.environ.get("NO_PROXY") or os.environ.get("no_proxy") or ""
+    direct = ["127.0.0.1", "localhost", *direct_hosts, *own.split(",")]
+    bypass = ",".join(dict.fromkeys(h.strip() for h in direct if h.strip()))
+    names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+    return {**dict.fromkeys(names, proxy), "NO_PROXY": bypass, "no_proxy": bypass}
 
 
 def model_variables(prefix: str, spec: str, base_url: str | None) -> dict[str, str]:

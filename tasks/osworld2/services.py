@@ -5,16 +5,18 @@ Task-Web/gitlab) and any others a services file lists (`--osworld2-services FILE
 A services file is JSON:
 
     {"host_suffix": "osworld2.test",
-     "services": [{"name": "front", "context": "OSWorld-web/caddy",
+     "services": [{"name": "front", "context": "my-sites",
                    "hosts": ["mailhub", "teamchat"], "port": 80, "health_path": "/",
-                   "build_network": "host"},
+                   "build_network": "host", "limits": {"memory_mb": 2048}},
                   {"name": "gitlab", "image": "gitlab/gitlab-ce:18.7.0-ce.0",
-                   "hosts": ["gitlab"]}]}
+                   "hosts": ["gitlab"], "limits": {"memory_mb": 8192, "cpus": 4}}]}
 
 A host name not ending in `.<host_suffix>` gets it (what the benchmark's `build_website_url` builds
-from WEBSITE_HOST_SUFFIX); a relative context is the file's folder's. The two checkout options
-stand for one service each, built from the checkout's own Dockerfile: the websites' under every
-site's host name, GitLab's under `gitlab.<suffix>`.
+from WEBSITE_HOST_SUFFIX); a relative context is the file's folder's. `--osworld2-websites PATH`
+reads `PATH/docker-compose.yml` when there is one (OSWorld-web's form: `sandboxes/compose.py`,
+HOST_SUFFIX set to the suffix, its sites behind StateAct's front proxy), else it is one service
+built from `PATH/Dockerfile` under every site's host name; GitLab's checkout is one service
+under `gitlab.<suffix>`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from pydantic import ValidationError
 
 from harness.kernel.core import StateActError
 from sandboxes.base import SandboxError
-from sandboxes.services import ServiceSpec
+from sandboxes.compose import COMPOSE_FILE, read_compose
+from sandboxes.service_spec import ServiceLimits, ServiceSpec, StackPlan
 from tasks.osworld2.bridge import Osworld2Config
 
 DEFAULT_HOST_SUFFIX = "osworld2.test"
@@ -39,6 +42,10 @@ WEBSITE_SITES = (
 """The mock sites with a state API (docs/osworld2.md's reference); each is `<site>.<suffix>`."""
 GITLAB_HEALTH = "/users/sign_in"
 """Answers 200 once GitLab's application is up (its nginx gives 502 before)."""
+GITLAB_LIMITS = ServiceLimits(memory_mb=8192, cpus=4.0, pids=4096)
+"""GitLab's own minimum is 4 GB (with its runner, Pages and Puma workers it wants more)."""
+WEBSITES_LIMITS = ServiceLimits(memory_mb=4096, cpus=2.0, pids=4096)
+"""All the sites in one container (the single-Dockerfile form)."""
 
 
 def host_suffix(config: Osworld2Config) -> str:
@@ -52,53 +59,76 @@ def host_suffix(config: Osworld2Config) -> str:
     return DEFAULT_HOST_SUFFIX
 
 
-def service_specs(config: Osworld2Config) -> list[ServiceSpec]:
-    """Every service the options name, host names completed with the suffix."""
+def service_plan(config: Osworld2Config) -> StackPlan:
+    """Every service the options name (host names completed with the suffix) and the sites a
+    compose stack's front proxy serves."""
     suffix = host_suffix(config)
-    specs: list[dict] = []
+    entries: list[dict] = []
+    stack = StackPlan()
     if config.websites is not None:
-        specs.append({"name": "websites", "context": config.websites, "hosts": WEBSITE_SITES})
+        compose = config.websites / COMPOSE_FILE
+        if compose.is_file():  # OSWorld-web as it is: a compose stack behind Caddy
+            stack = read_compose(compose, {"HOST_SUFFIX": suffix}, config.build_network)
+        else:
+            entries.append(
+                {
+                    "name": "websites",
+                    "context": config.websites,
+                    "hosts": WEBSITE_SITES,
+                    "limits": WEBSITES_LIMITS,
+                    "build_network": config.build_network,
+                }
+            )
     if config.gitlab is not None:
-        specs.append(
+        entries.append(
             {
                 "name": "gitlab",
                 "context": config.gitlab,
                 "hosts": ["gitlab"],
                 "health_path": GITLAB_HEALTH,
+                "limits": GITLAB_LIMITS,
+                "build_network": config.build_network,
             }
         )
     if config.services_file is not None:
-        document = _read_file(config.services_file)
-        listed = document.get("services")
-        if not isinstance(listed, list) or not listed:
-            raise StateActError(f"{config.services_file} lists no services (a 'services' list).")
-        for entry in listed:
-            if isinstance(entry, dict) and entry.get("context"):
-                entry = {**entry, "context": config.services_file.parent / entry["context"]}
-            specs.append(entry)
-    found = []
-    for entry in specs:
-        try:
-            spec = ServiceSpec.model_validate(entry)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            message = first["msg"].removeprefix("Value error, ")
-            detail = f"{where}: {message}" if where else message
-            raise StateActError(f"a service entry is not valid ({detail}).") from None
-        spec.hosts = [h if h.endswith(f".{suffix}") else f"{h}.{suffix}" for h in spec.hosts]
-        found.append(spec)
-    names = [spec.name for spec in found]
+        entries += _file_entries(config.services_file)
+    specs = [*stack.services, *(_spec(entry, suffix) for entry in entries)]
+    names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
         raise StateActError(f"the OSWorld 2.0 services repeat a name: {', '.join(names)}.")
-    return found
+    return StackPlan(services=specs, sites=stack.sites, notes=stack.notes)
+
+
+def _file_entries(path: Path) -> list[dict]:
+    document = _read_file(path)
+    listed = document.get("services")
+    if not isinstance(listed, list) or not listed:
+        raise StateActError(f"{path} lists no services (a 'services' list).")
+    return [
+        {**entry, "context": path.parent / entry["context"]}
+        if isinstance(entry, dict) and entry.get("context")
+        else entry
+        for entry in listed
+    ]
+
+
+def _spec(entry: dict, suffix: str) -> ServiceSpec:
+    try:
+        spec = ServiceSpec.model_validate(entry)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        detail = f"{where}: {message}" if where else message
+        raise StateActError(f"a service entry is not valid ({detail}).") from None
+    spec.hosts = [h if h.endswith(f".{suffix}") else f"{h}.{suffix}" for h in spec.hosts]
+    return spec
 
 
 def service_blockers(config: Osworld2Config) -> list[str]:
     """The dry run's sentences for services that cannot start (a missing checkout or file)."""
     try:
-        specs = service_specs(config)
-        for spec in specs:
+        for spec in service_plan(config).services:
             spec.check_source()
     except (StateActError, SandboxError) as exc:
         return [str(exc).rstrip(".")]

@@ -219,6 +219,7 @@ def test_dry_run_lists_the_data_with_each_tasks_blockers():
         ("task_ask_user", 1, True, True),
         ("task_inline", 1, False, True),
         ("task_multiphase", 2, False, True),
+        ("task_site_state", 1, False, True),
         ("task_website", 1, False, True),
     ]
     bare = stateact("suite", "--dry-run", *args, "--image", "base")
