@@ -26,8 +26,10 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 
 install: $(INSTALLED)
 
+# osworld2 (OSWorld 2.0's applications on the desktop image) is built for its own tests; cached by
+# its hash like the others.
 images: $(INSTALLED)
-	$(BIN)/stateact image build base desktop
+	$(BIN)/stateact image build base desktop osworld2
 
 demo: $(INSTALLED)
 	$(BIN)/stateact suite tasks/suites/longhorizon --demo --out runs/demo

@@ -24,6 +24,12 @@ ALIASES = {
     "google-chrome-stable": "chrome",
     # Ubuntu's default player in OSWorld's VM; the image's player of videos is VLC.
     "ubuntu_media_player": "vlc",
+    # OSWorld 2.0's applications by the programs that start them.
+    "freecadcmd": "freecad",
+    "mscore3": "musescore3",
+    "melt": "shotcut",
+    "wpp": "wps",
+    "wps office": "wps",
 }
 # Getters whose starting answer comes from an application of OSWorld's VM: there GNOME Videos is
 # the default player, so "which player opens videos" reads it until the agent picks VLC. In an image

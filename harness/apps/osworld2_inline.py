@@ -35,6 +35,15 @@ class InlineEvaluations:
         self.episode = self.sandbox = None
         self.phase = 0
 
+    def restore(self, events: list[dict]) -> None:
+        """A resumed run's verdicts taken before it stopped (its trajectory's events): kept, and
+        their steps not evaluated again."""
+        for event in events:
+            if event["event"] == "inline_evaluation":
+                entry = {k: v for k, v in event.items() if k not in ("event", "time", "agent")}
+                self.taken.append(entry)
+                self.pending = [step for step in self.pending if step != entry.get("step")]
+
     def watch(self, episode, sandbox, phase: int) -> None:
         """Evaluate `phase` on `sandbox` through `episode` when a step is reached."""
         self.episode, self.sandbox, self.phase = episode, sandbox, phase

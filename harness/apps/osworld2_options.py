@@ -19,6 +19,9 @@ BUILD_NETWORKS = ("none", "host")
 CHECKPOINT_MODES = ("off", "inline")
 INLINE_STEPS = (150, 300)
 """Where OSWorld 2.0's official Claude launcher evaluates mid-run (docs/osworld2.md)."""
+OSWORLD2_IMAGE = "osworld2"
+"""The image OSWorld 2.0 runs take when no --image is given: the guest's applications."""
+DEFAULT_IMAGE = "desktop"
 OSWORLD2_MAX_TURNS = 500
 """OSWorld 2.0's headline step budget (the paper's and the E2B port's 500)."""
 DEFAULT_MAX_TURNS = 150
@@ -88,6 +91,15 @@ def checkpoint_options(mode: str, steps: str | None) -> dict:
     if any(n < 1 for n in numbers):
         raise StateActError("--checkpoint-steps must be turn numbers of at least 1.")
     return {"checkpoint_eval_mode": mode, "checkpoint_steps": sorted(set(numbers))}
+
+
+def sandbox_image(options) -> str:
+    """The image the options ask for: `--image`, else `osworld2` with --osworld2, else
+    `desktop`."""
+    image = getattr(options, "image", None)
+    if image:
+        return image
+    return OSWORLD2_IMAGE if getattr(options, "osworld2", None) else DEFAULT_IMAGE
 
 
 def apply_osworld2(config: RunConfig, options) -> None:

@@ -19,17 +19,19 @@ from dataclasses import asdict
 from pathlib import Path
 
 from harness.apps.osworld2_inline import InlineEvaluations
+from harness.apps.osworld2_resume import PHASE_KEY, ResumePoint, resume_point
 from harness.control import controller_for, run_control
 from harness.control.milestones import (
     MILESTONES_FILE,
+    PINNED,
     discard_milestones,
-    last_milestone,
     load_milestones,
     snapshot_of,
 )
 from harness.kernel.core import BudgetExceeded, StateActError
 from harness.kernel.loop import RunStats
-from harness.kernel.records import RunRecord, write_json_atomic
+from harness.kernel.records import RunRecord, load_events, write_json_atomic
+from harness.kernel.resume import restore_counters
 from harness.models import endpoint_provider, make_model
 from harness.run.config import RunConfig
 from harness.run.context import RunContext
@@ -46,8 +48,6 @@ from tasks.setup import DESKTOP_ENV
 log = logging.getLogger(__name__)
 
 PHASE_RESULTS = "phase_results.json"
-PHASE_KEY = "osworld2_phase"
-"""A milestone's field naming the phase judged last before its snapshot."""
 ENDS_THE_TASK = ("infeasible",)
 """An agent that declares a phase infeasible has given up the task: later phases are not set up."""
 
@@ -68,8 +68,9 @@ def run_osworld2_task(
 ) -> dict:
     """Run the task module `task_file` under `config` (its `osworld2` key set) into `out_dir`;
     returns result.json's content. After each judged phase but the last, the machine is kept as a
-    snapshot (a milestone of the run directory, with the verdicts so far); an `out_dir` that holds
-    one continues with the next phase (`--resume`), its verdicts kept."""
+    snapshot (a milestone of the run directory, with the verdicts so far); an unfinished `out_dir`
+    continues (`--resume`) from there, its verdicts kept, inside the phase it had got to when the
+    control mode allows (`harness/apps/osworld2_resume.py`)."""
     out_dir = Path(out_dir)
     if config.osworld2 is None:
         raise StateActError("an OSWorld 2.0 task module needs --osworld2 PATH (your checkout).")
@@ -113,10 +114,9 @@ def osworld2_options(config: RunConfig) -> dict:
     }
 
 
-def phase_checkpoint(run_dir: Path) -> dict | None:
-    """The newest phase checkpoint of an unfinished run whose snapshot still exists, or None."""
-    milestone = last_milestone(run_dir)
-    return milestone if milestone is not None and PHASE_KEY in milestone else None
+def resumable(run_dir: Path, control: str) -> bool:
+    """Whether the unfinished run in `run_dir` goes on where it stopped rather than afresh."""
+    return resume_point(run_dir, control) is not None
 
 
 class RecordedUser:
@@ -142,6 +142,8 @@ class PhasedRun:
         self.outcome.options = {**config.options(), **osworld2_options(config)}
         self.verdicts: list[PhaseVerdict] = []
         self.phases = 0
+        self.resuming: ResumePoint | None = None
+        """Where a resumed run goes on, until its phase has started."""
         self.inline = None
         if config.osworld2.checkpoint_eval_mode == "inline":
             self.inline = InlineEvaluations(config.osworld2.checkpoint_steps, record)
@@ -149,16 +151,13 @@ class PhasedRun:
 
     def execute(self, model, gate_model) -> dict:
         sandbox = episode = None
-        resumed = phase_checkpoint(self.record.dir)
+        point = resume_point(self.record.dir, self.config.control)
         try:
             controller_for(self.config.control)  # an unknown mode fails before any sandbox opens
             model = model or make_model(self.config.model, self.config.model_options)
-            sandbox = open_sandbox(self.config.sandbox, snapshot_of(resumed))
-            if resumed is not None:
-                # A snapshot keeps files, not programs: the desktop's note that it runs is stale.
-                sandbox.exec(["rm", "-f", DESKTOP_ENV], user="root")
-                self.verdicts = [PhaseVerdict(**v) for v in resumed["verdicts"]]
-                self.record.append("resumed", agent="harness", after_phase=resumed[PHASE_KEY])
+            sandbox = open_sandbox(self.config.sandbox, snapshot_of(point and point.milestone))
+            if point is not None:
+                self._resume(point, sandbox)
             self.outcome.status = "setup"
             episode = Osworld2Episode(self.config.osworld2, self.task_file, self.record.dir)
             info = episode.open(sandbox)
@@ -188,13 +187,37 @@ class PhasedRun:
                 sandbox.close()
         return self._result()
 
+    def _resume(self, point: ResumePoint, sandbox) -> None:
+        """Take up the stopped run: its verdicts, and, unless the agent resumes inside the phase
+        (which restores them with its history), the counters of what it spent so far."""
+        if point.milestone is not None:
+            # A snapshot keeps files, not programs: the desktop's note that it runs is stale.
+            sandbox.exec(["rm", "-f", DESKTOP_ENV], user="root")
+        self.verdicts = list(point.verdicts)
+        events = [e for e in load_events(self.record.dir) if e["event"] != "end"]
+        if not point.in_phase:
+            restore_counters(events, self.stats)
+        if self.inline is not None:
+            self.inline.restore(events)
+        self.resuming = point
+        self.record.append(
+            "resumed",
+            agent="harness",
+            after_phase=point.after_phase,
+            phase=point.phase,
+            in_phase=point.in_phase,
+        )
+
     def _phase(self, episode, sandbox, phase: int, model, gate_model) -> bool:
         """Set up, run and judge one phase; whether the next one may start."""
         self.outcome.status = "setup"
         episode.set_up(phase)
         self.record.append("setup_done", agent="harness", phase=phase)
+        resuming = self.resuming if self.resuming and self.resuming.in_phase else None
+        self.resuming = None
+        turns_before = resuming.turns_before if resuming else self.stats.main_turns
         context = RunContext(
-            config=self.config,
+            config=self._phase_config(turns_before),
             model=model,
             sandbox=sandbox,
             task=episode.task(phase),
@@ -203,10 +226,17 @@ class PhasedRun:
             stats=self.stats,
             outcome=self.outcome,
             extra_tools=[AskUserTool(RecordedUser(episode, self.record))],
+            resume=resuming is not None,
+            milestone={"event_index": resuming.since_event_index} if resuming else None,
         )
         if self.inline is not None:
             self.inline.watch(episode, sandbox, phase)
-        end = run_control(context)
+        if turns_before < self.config.loop.max_turns:
+            end = run_control(context)
+        else:  # a resumed task that had spent its turns: judged as it stands
+            end = BudgetExceeded("turn_limit", self._turn_limit())
+        if isinstance(end, BudgetExceeded) and end.status == "turn_limit":
+            end = BudgetExceeded(end.status, self._turn_limit())  # the task's, not the phase's
         self.outcome.status = end.status
         self.outcome.final_action = "FAIL" if end.status == "infeasible" else None
         if isinstance(end, BudgetExceeded):
@@ -230,6 +260,17 @@ class PhasedRun:
         self.outcome.status = end.status
         return not last
 
+    def _phase_config(self, turns_before: int) -> RunConfig:
+        """The run's config with the turns the task has left: its main agent's turn budget counts
+        the whole task, each phase's agent a new loop."""
+        config = self.config.model_copy(deep=True)
+        config.loop.max_turns = max(1, self.config.loop.max_turns - turns_before)
+        return config
+
+    def _turn_limit(self) -> str:
+        turns = self.config.loop.max_turns
+        return f"the task reached its {turns}-turn limit (main-agent turns over all its phases)"
+
     def _checkpoint(self, sandbox, phase: int) -> None:
         """Keep the machine after `phase` (the agent still stopped) for a resumed run; only the
         newest checkpoint is kept. Programs do not survive a snapshot: the next phase's setup and
@@ -244,6 +285,7 @@ class PhasedRun:
         milestone = {
             "number": number,
             PHASE_KEY: phase,
+            PINNED: True,
             "verdicts": [verdict.model_dump() for verdict in self.verdicts],
             "snapshot": asdict(snapshot),
             "time": time.time(),

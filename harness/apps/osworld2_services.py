@@ -13,9 +13,12 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from harness.apps.osworld2_options import OSWORLD2_IMAGE
 from harness.kernel.core import StateActError
 from harness.run.config import RunConfig
+from sandboxes.base import SandboxError
 from sandboxes.docker_backend import docker_client, resolve_image
+from sandboxes.images.apps import definition_name
 from sandboxes.services import ServiceStack
 from tasks.osworld2.services import host_suffix, service_plan
 
@@ -64,3 +67,22 @@ def osworld2_services(
         started.osworld2.host_suffix = host_suffix(osworld2)
         started.osworld2.services_proxy = stack.proxy_url
         yield started
+
+
+def require_sandbox_image(config: RunConfig) -> None:
+    """Before an OSWorld 2.0 run or suite starts anything: its image is built. The `osworld2`
+    image `--osworld2` takes by default is several GB that not everyone builds, so its absence is
+    one sentence naming both ways on."""
+    if config.sandbox.backend != "docker":
+        return
+    client = docker_client()  # no engine: its own sentence
+    try:
+        resolve_image(client, config.sandbox.image)
+    except SandboxError:
+        if definition_name(config.sandbox.image) != OSWORLD2_IMAGE:
+            raise
+        raise StateActError(
+            "the osworld2 image (OSWorld 2.0's applications) is not built: build it with "
+            "`stateact image build osworld2`, or pass --image desktop to run on the desktop "
+            "image without them."
+        ) from None

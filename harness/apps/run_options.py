@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from harness.apps.osworld2_options import apply_osworld2
+from harness.apps.osworld2_options import apply_osworld2, sandbox_image
 from harness.apps.sandbox_options import apply_sandbox_options
 from harness.apps.seed_options import apply_seed_options
 from harness.control import CONTROLLERS
@@ -50,7 +50,8 @@ class CommonOptions(BaseModel):
     context_window: int | None = None
     gate_model: str | None = None
     sandbox: str = "docker"
-    image: str = "desktop"
+    image: str | None = None
+    """None: `desktop`, or `osworld2` with --osworld2 (`sandbox_image`)."""
     preset: str = "full"
     max_turns: int | None = None
     """None: 150, or OSWorld 2.0's 500 with --osworld2."""
@@ -283,7 +284,7 @@ def config_from_options(options: CommonOptions) -> RunConfig:
     config.model_options = model_options.with_thinking(options.thinking)
     config.gate.model = options.gate_model
     config.sandbox.backend = options.sandbox
-    config.sandbox.image = options.image
+    config.sandbox.image = sandbox_image(options)
     config.sandbox.network = options.network
     config.sandbox.network_mode = options.network_mode
     apply_sandbox_options(options.screen, options.agent_sudo, config)

@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from harness.apps.oracle import is_oracle, oracle_gate_model, oracle_model_factory
-from harness.apps.osworld2_run import is_task_module, phase_checkpoint
+from harness.apps.osworld2_run import is_task_module, resumable
 from harness.apps.osworld2_services import osworld2_services
 from harness.apps.sandbox_options import pool_config
 from harness.kernel.core import StateActError
@@ -246,7 +246,7 @@ class SuiteRun:
         if finished is not None:
             return finished
         run_dir = self.run_dir_of(key)
-        if run_dir.exists() and phase_checkpoint(run_dir) is None:
+        if run_dir.exists() and not resumable(run_dir, self.config.control):
             shutil.rmtree(run_dir)  # an interrupted run: start it again from scratch
         path, trial = _split(key)
         try:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from harness.kernel.core import StateActError
 from sandboxes.images.build import (
+    DEFAULT_IMAGES,
     IMAGE_NAMES,
     build_image,
     docker_client,
@@ -30,14 +31,14 @@ def register(subparsers) -> argparse.ArgumentParser:
     build = actions.add_parser(
         "build",
         help="build images that are missing or out of date",
-        description="Build images whose definitions changed since the last build; `desktop` "
-        "builds `base` first.",
+        description="Build images whose definitions changed since the last build; each builds "
+        "the one it is made FROM first (`osworld2` on `desktop` on `base`).",
     )
     build.add_argument(
         "names",
         nargs="*",
         metavar="NAME",
-        help=f"images to build: {', '.join(IMAGE_NAMES)} (default: all)",
+        help=f"images to build: {', '.join(IMAGE_NAMES)} (default: {' and '.join(DEFAULT_IMAGES)})",
     )
     build.add_argument(
         "--force", action="store_true", help="rebuild even when an up-to-date image exists"
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     """Carry out `stateact image build|list`; returns the exit code."""
     command = getattr(args, "image_command", None)
     if command == "build":
-        return build_command(args.names or list(IMAGE_NAMES), force=args.force)
+        return build_command(args.names or list(DEFAULT_IMAGES), force=args.force)
     if command == "list":
         return list_command()
     raise StateActError(
@@ -65,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def build_command(names: list[str], *, force: bool = False, console: Console | None = None) -> int:
-    """Build `names` (base before desktop), printing progress and each image's build time."""
+    """Build `names` (each after the one it builds on), printing progress and each image's build
+    time."""
     console = console or Console(stderr=True)
     unknown = [name for name in names if name not in IMAGE_NAMES]
     if unknown:

@@ -8,9 +8,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from harness.apps.osworld2_options import osworld2_config
+from harness.apps.osworld2_options import osworld2_config, sandbox_image
 from harness.apps.osworld2_run import run_osworld2_task
-from harness.apps.osworld2_services import osworld2_services
+from harness.apps.osworld2_services import osworld2_services, require_sandbox_image
 from harness.apps.osworld2_suite import osworld2_dry_run, osworld2_task_paths
 from harness.apps.run_options import config_from_options, options_from_args, render_trajectory
 from harness.kernel.core import StateActError
@@ -42,6 +42,7 @@ def run_task_module(args, config: RunConfig) -> int:
         )
     model = make_model(config.model, config.model_options)  # a bad spec or key fails now
     check_cost_cap(model, config.model, config.loop.max_cost_usd)
+    require_sandbox_image(config)
     task_file = Path(args.task)
     out = Path(args.out or Path("runs") / safe_run_name(task_file.stem))
     if out.exists() and any(out.iterdir()) and not args.resume:
@@ -79,6 +80,8 @@ def suite_entry(args) -> int | None:
     if args.dry_run:
         return dry_run_report(args, config)
     args.paths = suite_paths(args, config)
+    if not args.ray:  # a Ray node builds or loads the image itself
+        require_sandbox_image(config)
     return None
 
 
@@ -95,7 +98,7 @@ def suite_paths(args, config: RunConfig) -> list[str]:
 
 def dry_run_report(args, config: RunConfig) -> int:
     """`suite --dry-run --osworld2`: a line per task (or per blocker), the blockers on stderr."""
-    image = args.image
+    image = sandbox_image(args)  # the one a run would take: osworld2 unless --image says
     apps = declared_apps(image) if args.sandbox == "docker" else None
     paths = [Path(p) for p in suite_paths(args, config)]
     records, blockers = osworld2_dry_run(config.osworld2, paths, apps, definition_name(image))

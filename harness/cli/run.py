@@ -80,7 +80,9 @@ def add_run_options(parser) -> None:
         default="docker",
         help=f"sandbox backend: {', '.join(BACKENDS)} (default docker)",
     )
-    parser.add_argument("--image", default="desktop", help="sandbox image (default desktop)")
+    parser.add_argument(
+        "--image", default=None, help="sandbox image (default desktop; osworld2 with --osworld2)"
+    )
     parser.add_argument(
         "--preset", default="full", help=f"ablation preset: {', '.join(PRESETS)} (default full)"
     )

@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.apps.oracle import NOTICE, ORACLE_SPEC, is_oracle, solution_path
-from harness.apps.osworld2_options import add_osworld2_options, osworld2_config
+from harness.apps.osworld2_options import add_osworld2_options, osworld2_config, sandbox_image
 from harness.apps.outdir import ERROR_STATUSES, ResultsFile, parse_fail_on_error, summary_exit_code
 from harness.apps.ray.suite import run_suite_on_ray
 from harness.apps.sandbox_options import add_warm_option, pool_config
@@ -352,8 +352,8 @@ def dry_run(args) -> list[dict]:
         emit,
         build_fixtures=args.build_fixtures,
         allow_host_paths=args.allow_host_paths,
-        apps=declared_apps(args.image) if args.sandbox == "docker" else None,
-        image=definition_name(args.image),
+        apps=declared_apps(sandbox_image(args)) if args.sandbox == "docker" else None,
+        image=definition_name(sandbox_image(args)),
         network=args.network,
         agent_sudo=args.agent_sudo,
     )

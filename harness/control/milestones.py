@@ -23,6 +23,10 @@ from sandboxes import Snapshot, discard_snapshot, snapshot_exists
 log = logging.getLogger(__name__)
 
 MILESTONES_FILE = "milestones.json"
+PINNED = "pinned"
+"""A milestone's field: a newer milestone does not supersede it (an OSWorld 2.0 phase's snapshot,
+which a run stopped inside the next phase resumes from, outlives the task state's milestones
+taken in that phase)."""
 
 
 def load_milestones(run_dir: Path) -> list[dict]:
@@ -89,7 +93,7 @@ class MilestoneKeeper:
             "time": time.time(),
         }
         for older in self.milestones:  # only the newest is ever resumed from
-            if not older.get("discarded") and not older.get("superseded"):
+            if not older.get("discarded") and not older.get("superseded") and not older.get(PINNED):
                 older["superseded"] = True
                 older["discarded"] = discard_snapshot(snapshot_of(older))
         self.milestones.append(milestone)

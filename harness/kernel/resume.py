@@ -19,6 +19,22 @@ REPLAYED_TOOLS = {"bash", "python", "str_replace_based_edit_tool"}
 READ_ONLY_EDITOR_COMMANDS = {"view"}
 
 
+def restore_counters(events: list[dict], stats) -> None:
+    """Add what `events` (a trajectory's) spent to `stats`: model turns (the main agent's apart),
+    their usage and tool calls, compactions' usage, delegations."""
+    for event in events:
+        kind, who = event["event"], event.get("agent")
+        if kind == "model_turn":
+            stats.model_turns += 1
+            stats.usage.add(Usage(**event.get("usage", {})))
+            stats.tool_uses += sum(1 for b in event["content"] if b.get("type") == "tool_use")
+            stats.main_turns += who == "main"
+        elif kind == "compaction" and who == "main":
+            stats.usage.add(Usage(**event.get("usage", {})))
+        elif kind == "delegation":  # every delegation, as `delegate` counts them live
+            stats.delegations += 1
+
+
 def restore_main_agent(
     agent, record: RunRecord, sandbox, since_event_index: int | None = None
 ) -> None:
@@ -26,27 +42,25 @@ def restore_main_agent(
 
     With `since_event_index` (the trajectory position of a milestone whose snapshot `sandbox`
     started from), only the tool calls recorded after that position are replayed; the history is
-    restored whole.
+    restored whole. The run's counters count the whole trajectory; the agent's own turn count
+    (its turn budget) counts from its last `task` (an OSWorld 2.0 phase's agent starts anew).
     """
     indexed = [
         (n, event) for n, event in enumerate(load_events(record.dir)) if event["event"] != "end"
     ]
     since = -1 if since_event_index is None else since_event_index
-    loop, stats = agent.loop, agent.stats
+    loop = agent.loop
+    restore_counters([event for _, event in indexed], agent.stats)
     messages: list[dict] = []
     replayed = 0
     pending_results: dict[str, list[dict]] = {}
     for index, event in indexed:
         kind, who = event["event"], event.get("agent")
         if kind == "model_turn":
-            stats.model_turns += 1
-            stats.usage.add(Usage(**event.get("usage", {})))
             uses = [b for b in event["content"] if b.get("type") == "tool_use"]
-            stats.tool_uses += len(uses)
             if not str(who).startswith("gate") and index > since:
                 replayed += _replay_calls(loop, uses)
             if who == "main":
-                stats.main_turns += 1
                 loop.turns += 1
                 messages.append(
                     {
@@ -58,13 +72,13 @@ def restore_main_agent(
                     loop.tool_counts[use.get("name", "")] += 1
                 pending_results["main"] = uses
         elif who != "main":
-            if kind == "delegation":
-                stats.delegations += 1
             continue
         elif kind == "task":
             messages = [
                 {"role": "user", "content": internalize_images(record.dir, event["content"])}
             ]
+            loop.turns = 0
+            loop.tool_counts.clear()
         elif kind == "tool_results":
             messages.append(
                 {"role": "user", "content": internalize_images(record.dir, event["content"])}
@@ -72,7 +86,6 @@ def restore_main_agent(
             pending_results.pop("main", None)
         elif kind == "compaction":
             messages = _compacted(messages, event)
-            stats.usage.add(Usage(**event.get("usage", {})))
         elif kind == "plan":
             agent.plan.items = event["items"]
     if pending_results.get("main"):

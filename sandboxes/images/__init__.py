@@ -1,5 +1,5 @@
-"""Sandbox image definitions (`base`, `desktop`) and the builder that turns them into Docker
-images."""
+"""Sandbox image definitions (`base`, `desktop`, `osworld2`) and the builder that turns them into
+Docker images."""
 
 from sandboxes.images.build import (
     IMAGE_NAMES,

@@ -1,7 +1,9 @@
 """Which of OSWorld's applications an image provides, from its declared list `osworld-apps.txt`.
 
 The list is part of the image definition (beside packages.txt), so the dry run's verdict follows
-what the image installs rather than a table kept somewhere else.
+what the image installs rather than a table kept somewhere else. An image built FROM another has
+what that one has: its declared list adds to its parent's (`osworld2` declares only what it adds to
+`desktop`), and a name it lists again takes its own description.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.kernel.core import StateActError
-from sandboxes.images.build import definitions_dir
+from sandboxes.images.build import PARENTS, definitions_dir
 
 APPS_FILE = "osworld-apps.txt"
 
@@ -32,11 +34,15 @@ def definition_name(image: str) -> str:
 
 
 def declared_apps(image: str, definitions: Path | str | None = None) -> dict[str, str]:
-    """The applications `image` declares; StateActError when the image has no definition."""
-    folder = definitions_dir(definitions) / definition_name(image)
-    path = folder / APPS_FILE
+    """The applications `image` declares, with those of the images it is built on; StateActError
+    when the image has no definition."""
+    name = definition_name(image)
+    folder = definitions_dir(definitions) / name
     if not folder.is_dir():
         raise StateActError(f"there is no image definition named {image!r} in {folder.parent}.")
-    if not path.is_file():
-        return {}
-    return parse_apps(path.read_text(encoding="utf-8"))
+    parent = PARENTS.get(name)
+    apps = declared_apps(parent, definitions) if parent else {}
+    path = folder / APPS_FILE
+    if path.is_file():
+        apps.update(parse_apps(path.read_text(encoding="utf-8")))
+    return apps

@@ -2,8 +2,10 @@
 
 `base` starts from a debootstrap tarball imported into Docker, then a Dockerfile layer adds Python's
 document libraries; `desktop` builds on `base` with LibreOffice, Xvfb, openbox, Chromium and
-Playwright. Every image is tagged `stateact-<name>:<hash12>`, where the hash covers all of its
-inputs, so an image is rebuilt only when its definition changes; it is also tagged `:latest`.
+Playwright; `osworld2` builds on `desktop` with OSWorld 2.0's applications that Debian has
+(FreeCAD, Blender, KiCad, MuseScore 3, Shotcut, OpenBoard, Evince). Every image is tagged
+`stateact-<name>:<hash12>`, where the hash covers all of its inputs (and its parent's tag), so an
+image is rebuilt only when its definition changes; it is also tagged `:latest`.
 
 pip inside `docker build` cannot reach PyPI, so the pinned wheels are downloaded on the host and
 copied into the build context.
@@ -28,7 +30,13 @@ from harness.kernel.core import StateActError
 from sandboxes.images import bundles
 from sandboxes.images.bundles import read_list
 
-IMAGE_NAMES = ("base", "desktop")
+IMAGE_NAMES = ("base", "desktop", "osworld2")
+"""Every image, each after the one it builds on."""
+PARENTS = {"desktop": "base", "osworld2": "desktop"}
+"""The image each one is built FROM (its Dockerfile's `BASE` build argument)."""
+DEFAULT_IMAGES = ("base", "desktop")
+"""What `stateact image build` makes when no name is given; `osworld2` (several GB more) only on
+request."""
 DEBIAN_SUITE = "bookworm"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DEFAULT_SECURITY_MIRROR = "http://deb.debian.org/debian-security"
@@ -139,8 +147,8 @@ def input_hash(name: str, definitions: Path | str | None = None) -> str:
     blobs = [p.encode() for p in parts]
     for path in _definition_files(image_dir):
         blobs += [path.relative_to(image_dir).as_posix().encode(), path.read_bytes()]
-    if name == "desktop":
-        blobs.append(image_ref("base", root).encode())
+    if name in PARENTS:  # a new parent is a new image
+        blobs.append(image_ref(PARENTS[name], root).encode())
     return _hash_parts(blobs)
 
 
@@ -201,12 +209,13 @@ def build_image(
     definitions: Path | str | None = None,
     client=None,
 ) -> str:
-    """Build image `name` (and `base` first, for `desktop`, if missing); returns its ref."""
+    """Build image `name` (and the images it builds on first, if missing); returns its ref."""
     _check_name(name)
     client = client or docker_client()
     root = definitions_dir(definitions)
-    if name == "desktop" and not image_exists(client, "base", root):
-        build_image("base", log=log, definitions=root, client=client)
+    parent = PARENTS.get(name)
+    if parent is not None and not image_exists(client, parent, root):
+        build_image(parent, log=log, definitions=root, client=client)
     ref = image_ref(name, root)
     with _build_lock():
         if not force and image_exists(client, name, root):
@@ -240,7 +249,7 @@ def build_image(
                     "SECURITY_MIRROR": security_mirror(),
                 }
             else:
-                build_args = {"BASE": image_ref("base", root)}
+                build_args = {"BASE": image_ref(PARENTS[name], root)}
             _docker_build(client, context, ref, build_args, log)
         _tag_latest(client, ref)
         if not os.environ.get("STATEACT_KEEP_OLD_IMAGES"):
@@ -255,7 +264,7 @@ def build_image(
 
 
 def ensure_images(
-    names: Iterable[str] = IMAGE_NAMES, log: Log = print, definitions: Path | str | None = None
+    names: Iterable[str] = DEFAULT_IMAGES, log: Log = print, definitions: Path | str | None = None
 ) -> list[str]:
     """Build whichever of `names` are missing for the current definitions; returns their refs."""
     wanted = list(dict.fromkeys(names))
@@ -263,7 +272,7 @@ def ensure_images(
         _check_name(name)
     client = docker_client()
     refs = []
-    for name in sorted(wanted, key=IMAGE_NAMES.index):  # base before desktop
+    for name in sorted(wanted, key=IMAGE_NAMES.index):  # each after the one it builds on
         if image_exists(client, name, definitions):
             refs.append(image_ref(name, definitions))
         else:

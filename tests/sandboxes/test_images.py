@@ -51,6 +51,24 @@ def test_desktop_input_change_leaves_base_alone(definitions):
     assert build.image_ref("desktop", definitions) != desktop
 
 
+def test_osworld2_builds_on_desktop_and_a_change_of_either_rebuilds_it(definitions):
+    osworld2 = build.image_ref("osworld2", definitions)
+    with open(definitions / "osworld2" / "media.txt", "a") as handle:
+        handle.write("audacity\n")
+    changed = build.image_ref("osworld2", definitions)
+    assert changed != osworld2 and build.image_ref("desktop", definitions) == build.image_ref(
+        "desktop"
+    )
+    with open(definitions / "desktop" / "apps.txt", "a") as handle:
+        handle.write("htop\n")
+    rebuilt = build.image_ref("osworld2", definitions)
+    assert rebuilt != changed  # its parent's tag is an input
+    # what it declares is not built into it: editing the list rebuilds nothing
+    with open(definitions / "osworld2" / "osworld-apps.txt", "a") as handle:
+        handle.write("audacity: Audacity\n")
+    assert build.image_ref("osworld2", definitions) == rebuilt
+
+
 def test_env_override_and_mirror_are_inputs(definitions, monkeypatch):
     real = build.image_ref("base")
     (definitions / "base" / "extra.txt").write_text("new input\n")

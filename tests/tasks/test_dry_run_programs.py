@@ -114,7 +114,7 @@ def test_tasks_whose_check_reads_root_state_need_agent_sudo():
 def test_the_declared_programs_are_the_images():
     """programs.txt is written from the built image; it must list exactly what the image has
     (regenerate it with `python -m sandboxes.images.programs desktop`)."""
-    for name in ("base", "desktop"):
+    for name in ("base", "desktop", "osworld2"):
         require_image(name)
         assert set(image_programs(image_ref(name))) == declared_programs(name), name
     for program in ("bc", "pactl", "pulseaudio", "timedatectl", "gsettings", "google-chrome"):

@@ -30,6 +30,8 @@ LOOK = [bash("ls ~"), bash("cat ~/report.txt || true")]
 
 
 def _config(**extra):
+    """The stand-in's run config; on the desktop image unless `image` says (the stand-in's tasks
+    need a terminal only, and these tests run without the osworld2 image)."""
     from harness.apps.run_options import RunOptions, config_from_options
 
     options = RunOptions(
@@ -38,7 +40,7 @@ def _config(**extra):
         osworld2=str(STANDIN),
         osworld2_data=str(STANDIN / "tasks"),
         judge_model="openai/judge-small",
-        **extra,
+        **{"image": "desktop", **extra},
     )
     config = config_from_options(options)
     config.sandbox.memory_mb = 2048
@@ -219,6 +221,7 @@ def test_dry_run_lists_the_data_with_each_tasks_blockers():
         ("task_ask_user", 1, True, True),
         ("task_inline", 1, False, True),
         ("task_multiphase", 2, False, True),
+        ("task_resume", 2, False, True),
         ("task_site_state", 1, False, True),
         ("task_website", 1, False, True),
     ]
@@ -294,6 +297,8 @@ def test_suite_and_run_commands_score_the_standin(tmp_path, models):
         _script(tmp_path, turns),
         "--preset",
         "no-verify",
+        "--image",
+        "desktop",
     ]
     with models([{"text": "yes"}, {"text": "yes"}]) as judge:
         env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": judge.base_url}
@@ -364,7 +369,8 @@ def test_a_run_stopped_after_a_phase_resumes_with_its_verdicts(tmp_path, models)
     """Killed during phase 1 (no result): the next run starts from the snapshot taken after phase
     0 was judged, keeps that verdict, sets up and judges phase 1 only, and cleans its snapshot."""
     require_image("desktop")
-    from harness.apps.osworld2_run import phase_checkpoint, run_osworld2_task
+    from harness.apps.osworld2_resume import phase_checkpoint
+    from harness.apps.osworld2_run import run_osworld2_task
     from harness.control.milestones import snapshot_of
     from harness.models.scripted import ScriptedModel
     from sandboxes import snapshot_exists
@@ -389,5 +395,6 @@ def test_a_run_stopped_after_a_phase_resumes_with_its_verdicts(tmp_path, models)
     )
     assert [p["phase"] for p in result["phase_results"]] == [0, 1]
     events = [json.loads(line) for line in (out / "trajectory.jsonl").open()]
-    assert [e["after_phase"] for e in events if e["event"] == "resumed"] == [0]
+    resumed = [e for e in events if e["event"] == "resumed" and "after_phase" in e]
+    assert [(e["after_phase"], e["phase"]) for e in resumed] == [(0, 1)]
     assert not snapshot_exists(snapshot_of(checkpoint))  # discarded with the result

@@ -144,6 +144,8 @@ class DesktopEnv:
         text = data.decode() if data is not None else ""
         if checkpoint["kind"] == "contains":
             return float(checkpoint["expected"] in text)
+        if checkpoint["kind"] == "equals":
+            return float(checkpoint["expected"] == text)
         if checkpoint["kind"] == "judge":
             prompt = f"{checkpoint['question']}\n\n{text}\nAnswer yes or no."
             try:
