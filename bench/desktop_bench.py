@@ -14,8 +14,10 @@ import base64
 import io
 import shlex
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import openpyxl
 
@@ -23,6 +25,8 @@ from sandboxes import SandboxConfig, open_sandbox
 from subagents.desktop import Desktop
 from subagents.gui import CLICKS, ComputerTool
 from tasks.chrome_live import cdp_call
+from tasks.schema import SetupStep, Task
+from tasks.setup import run_setup
 
 from . import Row, median_time, row
 from .legacy_driver import LegacyDesktop
@@ -101,20 +105,53 @@ def osworld_chrome_row(config: SandboxConfig) -> Row:
     )
 
 
+def calc_task(folder: Path) -> tuple[Task, list[SetupStep]]:
+    """A task whose setup opens a workbook in Calc as OSWorld's do: the file downloaded (copied in
+    from `folder`), then an `open` step, which returns once the window bears the file's name."""
+    book = folder / "bench.xlsx"
+    book.write_bytes(base64.b64decode(_workbook()))
+    task = Task(id="bench-calc", instruction="(bench)", base_dir=folder)
+    steps = [
+        SetupStep(type="download", parameters={"files": [{"url": str(book), "path": BOOK}]}),
+        SetupStep(type="open", parameters={"path": BOOK}),
+    ]
+    return task, steps
+
+
+def first_look(sandbox) -> bytes:
+    """The screen once it settled (drawn, then unchanged for 0.1 s), as the agent's first look."""
+    return Desktop(sandbox, SIZE).screenshot(SIZE, settle_s=2.0)
+
+
+def final_look(sandbox) -> bytes:
+    """The screen 3 s later: the first look was of the ready desktop if it equals this."""
+    time.sleep(3)
+    return Desktop(sandbox, SIZE).screenshot(SIZE)
+
+
 def rows() -> list[Row]:
     config = SandboxConfig(image="desktop", display_size=SIZE)
-    data = _workbook()
+    results = [calc_ready_row(config), osworld_chrome_row(config)]
+    return results + action_rows(config, _workbook())
 
-    def ours():
-        with open_sandbox(config) as sandbox:
-            sandbox.call("file.write", path=BOOK, data_b64=data)
-            Desktop(sandbox, SIZE).launch(
-                ["soffice", "--calc", "--norestore", BOOK], window="bench.xlsx", timeout=120
-            )
+
+def calc_ready_row(config: SandboxConfig) -> Row:
+    """A task's desktop ready, cold: the sandbox, the desktop and Calc with the task's workbook
+    through the task's own setup, to the first settled look."""
+    samples, complete = [], 0
+    with tempfile.TemporaryDirectory() as folder:
+        task, steps = calc_task(Path(folder))
+        for _ in range(RUNS):
+            started = time.perf_counter()
+            with open_sandbox(config) as sandbox:
+                run_setup(steps, sandbox, task, None, before_agent=True)
+                look = first_look(sandbox)
+                samples.append(time.perf_counter() - started)
+                complete += look == final_look(sandbox)
 
     def fixed_sleep():
         with open_sandbox(config) as sandbox:
-            sandbox.call("file.write", path=BOOK, data_b64=data)
+            sandbox.call("file.write", path=BOOK, data_b64=_workbook())
             sandbox.call(
                 "bash.run",
                 timeout=120,
@@ -126,18 +163,14 @@ def rows() -> list[Row]:
                 ),
             )
 
-    results = [
-        row(
-            "desktop ready (Xvfb + openbox + Calc with a file open)",
-            median_time(ours, RUNS, warmup=0),
-            RUNS,
-            f"start everything, then a fixed {FIXED_START_SLEEP_S:g} s sleep",
-            median_time(fixed_sleep, RUNS, warmup=0),
-            note="ours waits for the window, painted content and a settled screen",
-        ),
-    ]
-    results.append(osworld_chrome_row(config))
-    return results + action_rows(config, data)
+    return row(
+        "desktop with Calc and a file open, cold (the task's setup, to its first settled look)",
+        statistics.median(samples),
+        RUNS,
+        f"start everything, then a fixed {FIXED_START_SLEEP_S:g} s sleep",
+        median_time(fixed_sleep, RUNS, warmup=0),
+        note=f"target <= 2 s; the first look equalled the screen 3 s later in {complete}/{RUNS}",
+    )
 
 
 def action_rows(config: SandboxConfig, data: str) -> list[Row]:

@@ -49,6 +49,14 @@ class ScriptedScreen:
         seen, self.reported = self.colour != self.reported, self.colour
         return seen
 
+    def wait(self, timeout_s: float) -> None:
+        """As the X connection's select: back at the next drawing or when the time is up."""
+        due = min((due for due, _ in self.pending), default=None)
+        until = (
+            time.monotonic() + timeout_s if due is None else min(due, time.monotonic() + timeout_s)
+        )
+        time.sleep(max(0.0, until - time.monotonic()))
+
 
 @pytest.fixture
 def driver(monkeypatch):
@@ -91,3 +99,15 @@ def test_an_action_that_draws_nothing_costs_one_grab(driver):
 def test_no_settle_wait_takes_the_screen_at_once(driver):
     png = driver.act([["later", "0.05", "60"]], 1, 1, settle_s=0.0)["png"]
     assert Image.open(io.BytesIO(png)).getpixel((0, 0))[0] == 0
+
+
+def test_a_screen_that_keeps_drawing_is_taken_at_the_cap_with_one_grab(driver):
+    """A blinking cursor never lets the screen settle: the wait ends at its cap, and the frames
+    drawn meanwhile cost no grab (the reports say something changed; only the last look grabs)."""
+    script = [["later", f"{0.05 * n:.2f}", str(n)] for n in range(1, 40)]
+    began = time.monotonic()
+    png = driver.act(script, 1, 1, settle_s=0.5)["png"]
+    took = time.monotonic() - began
+    assert 0.45 <= took < 1.0
+    assert Image.open(io.BytesIO(png)).getpixel((0, 0))[0] >= 9  # drawn by then, not the first
+    assert driver.screen.grabs == 1

@@ -22,7 +22,15 @@ display_answers() {
     DISPLAY=":$DISPLAY_NUM" xdotool getdisplaygeometry >/dev/null 2>&1
 }
 
-pid_alive() { [ -f "$STATE_DIR/$1.pid" ] && kill -0 "$(cat "$STATE_DIR/$1.pid")" 2>/dev/null; }
+# A pid file can outlive its process: a sandbox started from a snapshot (a milestone, a best-of
+# rollout) has the old desktop's files, and its own processes may have the same numbers. So the pid
+# must be alive AND run the program the file is for.
+declare -A PROGRAM=([xvfb]=Xvfb [openbox]=openbox [dbus]=dbus-daemon)
+pid_alive() {
+    local pid
+    [ -f "$STATE_DIR/$1.pid" ] && pid=$(cat "$STATE_DIR/$1.pid") && kill -0 "$pid" 2>/dev/null \
+        && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "${PROGRAM[$1]}" ]
+}
 
 # Detached from the caller (setsid, no inherited stdio) so `docker exec` returns and the process
 # outlives it.

@@ -19,8 +19,9 @@ from PIL import Image
 
 try:  # the runner puts this folder on the path; elsewhere (the bench's baseline) grabs are polled
     from x11damage import DamageWatch
+    from x11pointer import Pointer
 except ImportError:
-    DamageWatch = None
+    DamageWatch = Pointer = None
 
 ENV_FILE = "/tmp/stateact-desktop.env"
 ENV_SHAPES = {
@@ -36,12 +37,12 @@ LAUNCH_SETTLE_CAP_S = 10.0
 # click is painted before xdotool returns, typed text within 0.1 s, a menu 0.2 s after its key.
 SETTLE_QUIET_S = 0.1
 SETTLE_RESPONSE_S = 0.25
-SETTLE_POLL_S = 0.02  # with the DAMAGE watch a poll without drawing costs no grab
+SETTLE_POLL_S = 0.02  # between grabs where there is no DAMAGE watch
 PAINTED_COLOURS = 300  # a blank window with its title bar shows ~150 colours, a painted Calc ~900
 MAX_SIDE = 8192
 WORKDIR = "/tmp"  # replaced by the runner with the toolbox's private folder
 _grabber = {"kind": None}
-_watch = {"display": None, "damage": None}
+_watch = {"display": None, "damage": None, "pointer": None}
 
 
 class Refusal(Exception):
@@ -134,7 +135,6 @@ def _xdotool(args, timeout=30):
 # the
 # character ("Zoë" arrives as "Zo"). So non-ASCII characters get a spare keycode that stays bound.
 _keymap = {"display": None, "spare": [], "bound": {}}
-_pointer = {"display": None, "name": None}
 
 
 def _x11():
@@ -164,15 +164,6 @@ def _x11():
     ]
     lib.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.XFree.argtypes = [ctypes.c_void_p]
-    lib.XDefaultRootWindow.restype = ctypes.c_ulong
-    lib.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
-    lib.XQueryPointer.argtypes = [
-        ctypes.c_void_p,
-        ctypes.c_ulong,
-        *[ctypes.POINTER(ctypes.c_ulong)] * 2,
-        *[ctypes.POINTER(ctypes.c_int)] * 4,
-        ctypes.POINTER(ctypes.c_uint),
-    ]
     return lib, ctypes
 
 
@@ -241,8 +232,20 @@ def _damage_watch():
             _watch["damage"] = DamageWatch(display)
         except OSError:
             _watch["damage"] = None
-        _watch["display"] = display
+        _watch.update(display=display, pointer=None)
     return _watch["damage"]
+
+
+def _pointer():
+    """The display's Pointer (in-process moves and clicks), or None (then xdotool does them)."""
+    _damage_watch()  # a new display resets both
+    display = os.environ.get("DISPLAY")
+    if Pointer is not None and _watch["pointer"] is None:
+        try:
+            _watch["pointer"] = Pointer(display)
+        except OSError:
+            return None
+    return _watch["pointer"]
 
 
 def screen_watch():
@@ -253,34 +256,51 @@ def _settle(cap_s, quiet_s, response_s=None, drawn=False, poll_s=SETTLE_POLL_S):
     """Wait until the screen stopped changing (at most `cap_s`); returns the last frame.
 
     Settled: something changed (or `drawn`: the action drew while it ran) and nothing since for
-    `quiet_s`; or nothing changed for `response_s` (default `quiet_s`). A change is a different
-    frame hash; with the DAMAGE watch a poll grabs only after drawing, so a quiet screen is
-    confirmed without grabs.
+    `quiet_s`; or nothing changed for `response_s` (default `quiet_s`). With the DAMAGE watch
+    the X server says when anything is drawn, so the wait sleeps until a report or the end of
+    the quiet spell and grabs once, at the end; without it every poll grabs and compares.
     """
-    began = time.monotonic()
     _ensure_environment()
-    damage = _damage_watch()
-    if damage is not None and damage.drawn():
-        drawn = True  # drawn since the action's commands ended: the grab below holds it
     response_s = quiet_s if response_s is None else response_s
+    damage = _damage_watch()
+    if damage is not None:
+        return _settle_on_reports(damage, cap_s, quiet_s, response_s, drawn)
+    began = time.monotonic()
     frame = _grab()
     digest = hashlib.blake2b(frame.tobytes(), digest_size=16).digest()
     changed_at = began
     while time.monotonic() - began < cap_s:
         time.sleep(poll_s)
-        spell = quiet_s if drawn else response_s
-        if damage is not None and not damage.drawn():
-            if time.monotonic() - changed_at >= spell:
-                break
-            continue
         frame = _grab()
         current = hashlib.blake2b(frame.tobytes(), digest_size=16).digest()
         now = time.monotonic()
         if current != digest:
             digest, changed_at, drawn = current, now, True
-        elif now - changed_at >= spell:
+        elif now - changed_at >= (quiet_s if drawn else response_s):
             break
     return frame
+
+
+def _settle_on_reports(damage, cap_s, quiet_s, response_s, drawn):
+    """`_settle` with the X server's damage reports: no grab until the screen has been quiet for
+    the spell; a report that arrives while the final grab runs means that frame may be torn, so
+    the wait goes on (within the cap)."""
+    began = time.monotonic()
+    changed_at = began
+    if damage.drawn():
+        drawn = True  # drawn since the action's commands ended
+    while True:
+        now = time.monotonic()
+        left = min(changed_at + (quiet_s if drawn else response_s), began + cap_s) - now
+        if left <= 0:
+            frame = _grab()
+            if not damage.drawn() or time.monotonic() - began >= cap_s:
+                return frame
+            drawn, changed_at = True, time.monotonic()
+            continue
+        damage.wait(left)
+        if damage.drawn():
+            drawn, changed_at = True, time.monotonic()
 
 
 def _png(image, width, height):
@@ -324,8 +344,11 @@ def act(commands, width, height, settle_s=2.0):
             continue
         if command[0] == "type":
             _bind_characters(command[-1])
-        if command[0] == "mousemove" and "--sync" in command and _pointer_at(command[-2:]):
-            continue  # `--sync` waits for the pointer to move: 15 s when it is already there
+        pointer = _pointer()
+        if pointer is not None and pointer.perform(command):
+            continue
+        if command[0] == "mousemove" and "--sync" in command and _pointer_is_at(command[-2:]):
+            continue  # xdotool's `--sync` waits for the pointer to move: 15 s when it is there
         _xdotool(command)
     if settle_s is None:
         return {}
@@ -354,35 +377,18 @@ def zoom(region, width, height):
 
 
 def cursor():
+    _ensure_environment()
+    pointer = _pointer()
+    if pointer is not None:
+        x, y = pointer.position()
+        return {"x": x, "y": y}
     values = dict(line.split("=", 1) for line in _xdotool(["getmouselocation", "--shell"]).split())
     return {"x": int(values["X"]), "y": int(values["Y"])}
 
 
-def _pointer_at(target):
-    """Whether the pointer is at `target` (two argument strings, x and y) already; asked of the X
-    server directly (XQueryPointer), since a call of xdotool costs a process."""
-    lib, ctypes = _x11()
-    display = _pointer["display"]
-    if _pointer["name"] != os.environ.get("DISPLAY"):
-        display = lib.XOpenDisplay(os.environ.get("DISPLAY", ":1").encode())
-        _pointer.update(display=display, name=os.environ.get("DISPLAY"))
-    if not display:
-        return False  # xdotool's own wait remains
-    window = ctypes.c_ulong()
-    x, y, other = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
-    mask = ctypes.c_uint()
-    found = lib.XQueryPointer(
-        display,
-        lib.XDefaultRootWindow(display),
-        ctypes.byref(window),
-        ctypes.byref(window),
-        ctypes.byref(x),
-        ctypes.byref(y),
-        ctypes.byref(other),
-        ctypes.byref(other),
-        ctypes.byref(mask),
-    )
-    return bool(found) and target == [str(x.value), str(y.value)]
+def _pointer_is_at(target):
+    pointer = _pointer()
+    return pointer is not None and [str(v) for v in pointer.position()] == target
 
 
 def launch(argv, window, timeout_s=60.0):

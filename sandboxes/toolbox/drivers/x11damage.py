@@ -6,6 +6,7 @@ quiet screen costs no grabs while the quiet spell runs. Plain ctypes over libX11
 """
 
 import ctypes
+import select
 
 REPORT_NON_EMPTY = 3  # one event each time the damage region goes from empty to non-empty
 DAMAGE_NOTIFY = 0  # the event's number relative to the extension's first event
@@ -22,7 +23,7 @@ class DamageWatch:
         x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
         x11.XDefaultRootWindow.restype = ctypes.c_ulong
         x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
-        for name in ("XPending", "XFlush"):
+        for name in ("XPending", "XFlush", "XConnectionNumber"):
             getattr(x11, name).argtypes = [ctypes.c_void_p]
         x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
         x11.XNextEvent.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
@@ -52,7 +53,15 @@ class DamageWatch:
         root = x11.XDefaultRootWindow(self._display)
         self._handle = damage.XDamageCreate(self._display, root, REPORT_NON_EMPTY)
         self._event = (ctypes.c_long * XEVENT_LONGS)()
+        self._fd = x11.XConnectionNumber(self._display)
         self.drawn()  # start from an empty region
+
+    def wait(self, timeout_s: float) -> None:
+        """Sleep until the X server sends something (a damage report) or `timeout_s` passes;
+        call `drawn()` afterwards. Everything queued was read by the last `drawn()`, so the
+        socket is where the next report arrives."""
+        if timeout_s > 0:
+            select.select([self._fd], [], [], timeout_s)
 
     def drawn(self) -> bool:
         """True if the screen was drawn on since the last call (the report is then reset)."""
