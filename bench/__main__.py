@@ -1,5 +1,5 @@
 """Run the benchmarks: `python -m bench [NAME ...]`, NAME one of sandbox harness desktop suite gate
-report seeds ray density pool (default: all)."""
+report seeds ray density pool services (default: all)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ MODULES = [
     "ray",
     "density",
     "pool",
+    "services",
 ]
 RESULTS = Path(__file__).parent / "results.json"
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.apps.selection import SuiteOptions
 from harness.apps.suite import run_suite
 from harness.kernel.records import load_events
 from harness.run.config import RunConfig
@@ -64,6 +65,8 @@ class DensityOptions(BaseModel):
     headroom_mib: int = Field(2048, ge=0)
     """Memory the host must keep available at the next K (projected from this K's peaks)."""
     image: str = "desktop"
+    warm: int = Field(0, ge=0)
+    """`--warm N` for the suite: N sandboxes started, and the next tasks set up, ahead."""
 
 
 @dataclass
@@ -225,6 +228,7 @@ def run_level(k: int, options: DensityOptions, work: Path, single_task_s: float 
             parallel=k,
             model_factory=models.agent,
             gate_model_factory=models.gate,
+            suite_options=SuiteOptions(warm=options.warm),
         )
         wall = time.perf_counter() - started
     harness_cpu = _process_cpu_s() - cpu_before - sampler.cpu_s
@@ -335,6 +339,12 @@ def main(argv: list[str] | None = None) -> int:
         "--waves", type=int, default=1, help="tasks per level = K x waves (default 1: K at once)"
     )
     parser.add_argument("--image", default="desktop", help="the sandbox image (default desktop)")
+    parser.add_argument(
+        "--warm",
+        type=int,
+        default=0,
+        help="the suite's --warm N: sandboxes started and tasks set up ahead (default 0)",
+    )
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
     args = parser.parse_args(argv)
     if args.turns < MIN_TURNS or args.wait < 0 or args.waves < 1:
@@ -342,7 +352,12 @@ def main(argv: list[str] | None = None) -> int:
             f"--turns must be at least {MIN_TURNS}, --waves at least 1 and --wait at least 0"
         )
     options = DensityOptions(
-        levels=args.levels, wait_s=args.wait, turns=args.turns, waves=args.waves, image=args.image
+        levels=args.levels,
+        wait_s=args.wait,
+        turns=args.turns,
+        waves=args.waves,
+        image=args.image,
+        warm=args.warm,
     )
     levels, reason = run_density(options, log=lambda line: print(line, file=sys.stderr))
     best = best_level(levels)

@@ -5,17 +5,22 @@ row naming the best K. Each row keeps every figure of its K under `details`.
 STATEACT_DENSITY_LEVELS (default 1,2,4,8,16,32,64; the run stops early when throughput stops
 rising or memory would run short), STATEACT_DENSITY_WAIT_S (5) and STATEACT_DENSITY_TURNS (10) and
 STATEACT_DENSITY_WAVES (1: K tasks per level; more run K x waves, K at a time)
-choose what is measured; on a shared machine keep the levels small.
+choose what is measured; on a shared machine keep the levels small. Then, at the best K, the
+steady state: STATEACT_DENSITY_STEADY_WAVES (3; 0 skips it) waves of K tasks, without a pool and
+with `--warm K` (each next wave's sandboxes started and its tasks set up while the wave before
+waits for its model).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from . import Row, row
-from .density import DensityOptions, Level, best_level, run_density
+from .density import DensityOptions, Level, best_level, run_density, run_level
 
 
 @dataclass
@@ -74,4 +79,25 @@ def rows() -> list[Row]:
             f"{best.ideal_per_hour:.0f}; stopped: {reason}",
         )
     )
+    waves = int(os.environ.get("STATEACT_DENSITY_STEADY_WAVES", "3"))
+    return result + (steady_rows(options, best.k, waves, single) if waves else [])
+
+
+def steady_rows(options: DensityOptions, k: int, waves: int, single: float) -> list[Row]:
+    """K x `waves` tasks, K at a time, without a pool and with `--warm K`."""
+    result = []
+    with tempfile.TemporaryDirectory(prefix="stateact-density-steady-") as work:
+        for warm in (0, k):
+            steady = options.model_copy(update={"waves": waves, "warm": warm})
+            level = run_level(k, steady, Path(work) / f"warm{warm}", single)
+            print(f"steady, --warm {warm}: " + describe_level(level), file=sys.stderr)
+            base = level_row(level, steady, single)
+            base.name = f"density, steady state: K={k} at a time, {waves} waves, " + (
+                f"--warm {warm} (set up ahead)" if warm else "no pool"
+            )
+            result.append(base)
     return result
+
+
+def describe_level(level: Level) -> str:
+    return f"{level.tasks_per_hour:.0f} tasks/h, {level.ratio:.2f}x the ideal, {level.breakdown_s}"

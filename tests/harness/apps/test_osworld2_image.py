@@ -165,6 +165,10 @@ def test_every_declared_application_runs_in_the_image(osworld2_box):
     # OpenBoard has no headless mode: its board window comes up on the display
     sh(box, "(openboard >/tmp/openboard.log 2>&1 &)")
     assert window_of(box, "OpenBoard", "--class")
+    # MuseScore has run before, as on the guest: its score window comes, no Startup Wizard
+    sh(box, "(mscore3 >/tmp/mscore.log 2>&1 &)")
+    assert window_of(box, "MuseScore 3")
+    assert "Startup Wizard" not in sh(box, "sleep 2; wmctrl -l")
     for program in ("freecad", "blender", "kicad", "mscore3", "shotcut", "evince", "lodraw"):
         sh(box, f"command -v {program}")
     declared = declared_apps("osworld2")
