@@ -230,3 +230,19 @@ def test_the_toolbox_holds_no_root_and_no_capability_after_its_boot(base_sandbox
     assert "/run/stateact-observer stateact-observer 700" in listing
     assert "/run/stateact-staging root 711" in listing
     assert "WROTE" not in listing and "Permission denied" in listing
+
+
+@pytest.mark.docker
+def test_a_boot_that_fails_is_one_sentence_and_leaves_no_container(monkeypatch):
+    """If the boot process cannot take the toolbox (here: the harness sends none), the sandbox
+    does not start: one sentence with the boot's last words, and the container is removed."""
+    require_image("base")
+    from sandboxes import docker_backend
+    from sandboxes.lifecycle import owner_label
+
+    monkeypatch.setattr(docker_backend, "_toolbox_tar", lambda: b"")
+    with pytest.raises(
+        SandboxError, match="toolbox exited; its last words: .*a toolbox of 0 bytes"
+    ):
+        open_sandbox(SandboxConfig(image="base"))
+    assert not listed_containers(f"stateact.owner={owner_label()}")
