@@ -125,7 +125,7 @@ class WarmPool:
 
     def plan(self, tasks: Iterable[tuple[str, Callable[[Sandbox], None]]]) -> None:
         """Set these tasks up ahead, in this order: (key, prepare) each, `prepare(sandbox)` being
-        the task's own setup; the task takes its sandbox with `take(config, key)`."""
+        the task's own setup; the task takes its sandbox with `take_prepared(config, key)`."""
         with self._changed:
             self._planned.extend(tasks)
             self._changed.notify_all()

@@ -34,10 +34,9 @@ NO_FORMAT_QUESTION = (
     'oor:op="fuse"><value>false</value></prop></item>'
 )
 PROFILE = "/home/user/.config/libreoffice/4/user/registrymodifications.xcu"
-WAIT_FOR_CALC = (
-    ". /tmp/stateact-desktop.env; for i in $(seq 240); do xdotool search --onlyvisible --name "
-    "'book.xlsx' >/dev/null && break; sleep 0.5; done; sleep 3; ls -la /home/user"
-)
+# The main agent's shell has no display (it belongs to the GUI specialist), and the setup's open
+# step returns once Calc's window bears the book's name: the agent only looks at the files.
+LOOK_AROUND = "ls -la /home/user"
 
 
 def open_book_steps() -> list[dict]:
@@ -80,7 +79,7 @@ class Player:
         self.main_step += 1
         saving = "then save it with ctrl+s" if self.save else "(do not save yet)"
         script = {
-            1: ("bash", {"command": WAIT_FOR_CALC}),
+            1: ("bash", {"command": LOOK_AROUND}),
             2: (
                 "delegate",
                 {"agent": "gui", "task": f"Type 'Zoë 42' into the red cell C3 {saving}."},

@@ -16,6 +16,7 @@ from tests.redteam_plant import plant_script
 
 HARNESS_PREFIX = os.path.realpath(sys.prefix)
 READ_OPENPYXL = "import openpyxl, sys; print('FROM', openpyxl.__file__); print('PATH', sys.path)"
+REAL_OPENPYXL = os.path.realpath(__import__("openpyxl").__file__)
 
 
 def prefix_of(text: str) -> str:
@@ -51,9 +52,13 @@ def planted(local_sandbox):
 
 
 def assert_honest(output: str) -> None:
+    """The openpyxl imported is the harness environment's, not one the kit planted (in the home,
+    /tmp, the user site): checked by its path, wherever the checkout and its venv live."""
     assert "CAPTURED" not in output, output
-    assert "FROM /home/user" not in output and "FROM /tmp" not in output, output
-    assert "FROM " in output, output
+    imported = [line.split(" ", 1)[1] for line in output.splitlines() if line.startswith("FROM ")]
+    assert imported, output
+    for path in imported:
+        assert os.path.realpath(path) == REAL_OPENPYXL, output
 
 
 def test_the_agent_keeps_its_normal_python(planted):

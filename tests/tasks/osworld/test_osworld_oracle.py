@@ -27,6 +27,7 @@ from harness.apps.oracle import (
     oracle_turns,
     osworld_solution_path,
 )
+from harness.apps.selection import SuiteOptions
 from harness.apps.suite import SuiteRun, dry_run, run_suite
 from harness.run.config import RunConfig
 from sandboxes.images.apps import declared_apps
@@ -142,6 +143,8 @@ def run_variant(
         model_factory=oracle_model_factory(
             "script/oracle-wrong" if variant == "wrong" else "script/oracle"
         ),
+        # The next tasks' sandboxes started and their setups run while two tasks play.
+        suite_options=SuiteOptions(warm=PARALLEL),
     )
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text().split("\n") if x]
     return summary, lines
