@@ -82,7 +82,9 @@ AS_OBSERVER = [
     "-c",
     OBSERVER_LAUNCHER,
 ]
-HARNESS_METHODS = frozenset({"proc.run", "file.stat", "file.read", "file.write", "fs.changed"})
+HARNESS_METHODS = frozenset(
+    {"proc.run", "file.stat", "file.read", "file.write", "fs.changed", "desktop.wait_quiet"}
+)
 """Toolbox methods only the harness's own code calls; any other call may be the agent's."""
 ENGINE_HINT = "start it with `bash .ci/install-engine.sh` (or `sudo dockerd &`)"
 _reaped = False

@@ -265,20 +265,34 @@ class SetupRunner:
     def open(self, params: dict) -> None:
         path = sandbox_target(str(params["path"]))
         command = open_command(path)
-        self.start_with_window(command_text(command), opens_a_window(command[0]))
-        if command[0] == "soffice" and self.bash(titled_window_script(PurePosixPath(path).name))[0]:
-            log.warning("setup of %s: no window titled with %s came", self.task.id, path)
+        title = PurePosixPath(path).name if command[0] == "soffice" else None
+        self.start_with_window(command_text(command), opens_a_window(command[0]), title)
 
     def launch(self, params: dict) -> None:
         command = params["command"]
         self.start_with_window(command_text(command), opens_a_window(launched_program(command)))
 
-    def start_with_window(self, command_line: str, windowed: bool) -> None:
-        """Start a program; for an application, return once a new window of it is shown."""
+    def start_with_window(self, command_line: str, windowed: bool, title: str | None = None):
+        """Start a program; for an application, return once a new window of it is shown (one
+        bearing `title`, when given: the document's name) and its content stays put, so the
+        agent's first look and the next step find it laid out."""
         before = self.bash(VISIBLE_WINDOWS)[1] if windowed else ""
         self.start_detached(command_line)
-        if windowed and self.bash(new_window_script(before))[0] != 0:
+        if not windowed:
+            return
+        if self.bash(new_window_script(before))[0] != 0:
             log.warning("setup of %s: no window came from %r", self.task.id, command_line[:80])
+            return
+        if title is not None and self.bash(titled_window_script(title))[0] != 0:
+            log.warning("setup of %s: no window titled with %s came", self.task.id, title)
+            return
+        self.wait_for_a_settled_screen()
+
+    def wait_for_a_settled_screen(self) -> None:
+        try:
+            self.sandbox.call("desktop.wait_quiet", timeout=60.0)
+        except (StateActError, ToolError) as exc:  # no driver for this screen: go on as before
+            log.info("setup of %s: the screen was not watched (%s)", self.task.id, exc)
 
     def execute(self, params: dict) -> None:
         # The command's exit code does not fail the step: tasks run `diff` or `pkill` and judge

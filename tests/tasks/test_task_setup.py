@@ -25,7 +25,12 @@ class RecordingSandbox:
     def __init__(self, fail_on: str | None = None):
         self.commands: list[tuple[list[str], str]] = []
         self.copied: list[tuple[str, str]] = []
+        self.calls: list[str] = []
         self.fail_on = fail_on
+
+    def call(self, method, *, wait_s=None, **params):
+        self.calls.append(method)
+        return {"seconds": 0.0}
 
     def exec(self, argv, timeout=120.0, user="user"):
         self.commands.append((argv, user))
@@ -92,6 +97,10 @@ def test_steps_become_sandbox_commands(tmp_path):
         "setsid nohup bash -c 'soffice --calc /home/user/Desktop/in.xlsx'" in s for s in scripts
     )
     assert any("xdotool mousemove 640 0" in s for s in scripts)
+    # The workbook's window came named after it, then the screen was let settle (only after the
+    # open step: xdotool opens no window).
+    assert any("--name 'in\\.xlsx'" in s for s in scripts)
+    assert sandbox.calls == ["desktop.wait_quiet"]
     assert any(s.endswith("echo pw") for s in scripts)
     assert (outputs / "echo.out").read_text() == "hello\n"
     assert any("windowactivate" in s for s in scripts)

@@ -15,13 +15,18 @@ import re
 import subprocess
 import time
 
-from PIL import Image
+from PIL import Image, ImageChops
 
 try:  # the runner puts this folder on the path; elsewhere (the bench's baseline) grabs are polled
     from x11damage import DamageWatch
+    from x11keymap import bind_characters
     from x11pointer import Pointer
 except ImportError:
     DamageWatch = Pointer = None
+
+    def bind_characters(text):
+        """Without the helper module xdotool binds missing characters itself."""
+
 
 ENV_FILE = "/tmp/stateact-desktop.env"
 ENV_SHAPES = {
@@ -29,9 +34,13 @@ ENV_SHAPES = {
     "DBUS_SESSION_BUS_ADDRESS": re.compile(r"unix:[A-Za-z0-9=/,._-]{1,200}"),
 }
 UTF8 = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}  # xdotool types non-ASCII only in a UTF-8 locale
-# The screen must stay unchanged this long before a launched app counts as ready.
-LAUNCH_QUIET_S = 2.0
-LAUNCH_SETTLE_CAP_S = 10.0
+# A started application is ready once its window's content has stayed put this long: LibreOffice
+# names its window after the document, paints the grid, and adds its toolbars 0.3-0.5 s later
+# (measured), moving the grid. Changes smaller than SMALL_CHANGE_PX (a blinking text cursor, which
+# never stops in Writer) do not count.
+READY_QUIET_S = 1.0
+READY_CAP_S = 10.0
+SMALL_CHANGE_PX = 600
 # After an action: once it drew, the screen has settled when nothing changed for SETTLE_QUIET_S;
 # an action that drew nothing within SETTLE_RESPONSE_S had no visible effect. Measured in Calc: a
 # click is painted before xdotool returns, typed text within 0.1 s, a menu 0.2 s after its key.
@@ -127,80 +136,6 @@ def _xdotool(args, timeout=30):
     if done.returncode != 0:
         raise Refusal(f"xdotool {' '.join(args[:2])} failed: {problem or done.stdout.strip()}")
     return done.stdout
-
-
-# -- keyboard map ----------------------------------------------------------------------------------
-# xdotool types a character missing from the keymap by binding it to a spare keycode for one
-# keystroke and unbinding it at once; GTK apps often read the keymap after the unbinding and drop
-# the
-# character ("Zoë" arrives as "Zo"). So non-ASCII characters get a spare keycode that stays bound.
-_keymap = {"display": None, "spare": [], "bound": {}}
-
-
-def _x11():
-    import ctypes
-
-    lib = ctypes.cdll.LoadLibrary("libX11.so.6")
-    lib.XOpenDisplay.restype = ctypes.c_void_p
-    lib.XOpenDisplay.argtypes = [ctypes.c_char_p]
-    lib.XGetKeyboardMapping.restype = ctypes.POINTER(ctypes.c_ulong)
-    lib.XGetKeyboardMapping.argtypes = [
-        ctypes.c_void_p,
-        ctypes.c_ubyte,
-        ctypes.c_int,
-        ctypes.POINTER(ctypes.c_int),
-    ]
-    lib.XChangeKeyboardMapping.argtypes = [
-        ctypes.c_void_p,
-        ctypes.c_int,
-        ctypes.c_int,
-        ctypes.POINTER(ctypes.c_ulong),
-        ctypes.c_int,
-    ]
-    lib.XDisplayKeycodes.argtypes = [
-        ctypes.c_void_p,
-        ctypes.POINTER(ctypes.c_int),
-        ctypes.POINTER(ctypes.c_int),
-    ]
-    lib.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
-    lib.XFree.argtypes = [ctypes.c_void_p]
-    return lib, ctypes
-
-
-def _bind_characters(text):
-    wanted = [ch for ch in dict.fromkeys(text) if ord(ch) > 126 and ch not in _keymap["bound"]]
-    if not wanted:
-        return
-    lib, ctypes = _x11()
-    if _keymap["display"] is None:
-        display = lib.XOpenDisplay(os.environ.get("DISPLAY", ":1").encode())
-        if not display:
-            return  # xdotool's own (racy) binding remains the fallback
-        low, high, per = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
-        lib.XDisplayKeycodes(display, ctypes.byref(low), ctypes.byref(high))
-        count = high.value - low.value + 1
-        syms = lib.XGetKeyboardMapping(display, low.value, count, ctypes.byref(per))
-        # Keep the last spare keycode free for xdotool's own scratch bindings.
-        spare = [
-            low.value + i
-            for i in range(count)
-            if not any(syms[i * per.value + j] for j in range(per.value))
-        ]
-        lib.XFree(syms)
-        _keymap.update(display=display, spare=spare[:-1])
-    display = _keymap["display"]
-    for ch in wanted:
-        if not _keymap["spare"]:  # reuse the keycode bound longest ago
-            oldest = next(iter(_keymap["bound"]))
-            _keymap["spare"].append(_keymap["bound"].pop(oldest))
-        keycode = _keymap["spare"].pop(0)
-        code = ord(ch)
-        keysym = code if 0xA0 <= code <= 0xFF else 0x01000000 | code
-        pair = (ctypes.c_ulong * 2)(keysym, keysym)
-        lib.XChangeKeyboardMapping(display, keycode, 2, pair, 1)
-        _keymap["bound"][ch] = keycode
-    lib.XSync(display, 0)
-    time.sleep(0.15)  # let clients handle the MappingNotify before the first keystroke
 
 
 # -- screen ----------------------------------------------------------------------------------------
@@ -343,7 +278,7 @@ def act(commands, width, height, settle_s=2.0):
             time.sleep(float(command[1]))
             continue
         if command[0] == "type":
-            _bind_characters(command[-1])
+            bind_characters(command[-1])
         pointer = _pointer()
         if pointer is not None and pointer.perform(command):
             continue
@@ -416,17 +351,41 @@ def launch(argv, window, timeout_s=60.0):
             )
         time.sleep(0.1)
     # A window is mapped blank and painted once its document loaded: wait for painted content
-    # (a screen of more than a few colours), then for the screen to settle. LibreOffice paints the
-    # grid first and its toolbars up to a second later (moving the grid), hence the long quiet
-    # spell.
+    # (a screen of more than a few colours), then for it to stay put.
     while _grab().reduce(4).getcolors(PAINTED_COLOURS) is not None:
         if time.monotonic() - began > timeout_s:
             raise Refusal(f"the {window!r} window stayed blank for {timeout_s:g} s.")
         time.sleep(0.1)
-    # Capped: a blinking text cursor (Writer) never lets the screen settle completely.
     remaining = timeout_s - (time.monotonic() - began)
-    _settle(min(LAUNCH_SETTLE_CAP_S, max(0.5, remaining)), LAUNCH_QUIET_S)
+    wait_quiet(READY_QUIET_S, min(READY_CAP_S, max(0.5, remaining)))
     return {"window": found.stdout.split()[0], "seconds": time.monotonic() - began}
+
+
+def wait_quiet(quiet_s=READY_QUIET_S, cap_s=READY_CAP_S):
+    """Wait until nothing larger than a blinking cursor changed on the screen for `quiet_s` (at
+    most `cap_s`): an application that has just shown its window is done laying it out. With
+    the DAMAGE watch the screen is grabbed and compared only after the X server reported
+    drawing."""
+    if not (isinstance(quiet_s, int | float) and isinstance(cap_s, int | float)):
+        raise Refusal("`quiet_s` and `cap_s` must be numbers of seconds.")
+    _ensure_environment()
+    damage = _damage_watch()
+    began = time.monotonic()
+    calm_since, frame = began, _grab()
+    while time.monotonic() - began < min(cap_s, 120):
+        time.sleep(0.05)
+        if damage is not None and not damage.drawn():
+            if time.monotonic() - calm_since >= quiet_s:
+                break
+            continue
+        current = _grab()
+        box = ImageChops.difference(frame, current).getbbox()
+        frame = current
+        if box is not None and (box[2] - box[0]) * (box[3] - box[1]) > SMALL_CHANGE_PX:
+            calm_since = time.monotonic()
+        elif time.monotonic() - calm_since >= quiet_s:
+            break
+    return {"seconds": time.monotonic() - began}
 
 
 def windows():
@@ -445,5 +404,6 @@ FUNCTIONS = {
     "zoom": zoom,
     "cursor": cursor,
     "launch": launch,
+    "wait_quiet": wait_quiet,
     "windows": windows,
 }
