@@ -173,6 +173,18 @@ def calc_ready_row(config: SandboxConfig) -> Row:
     )
 
 
+CELL_COLUMNS_X = (170, 480)
+"""Two cells apart: each click selects another cell than the one before, so it draws (a click on
+the cell already selected changes nothing and costs the no-effect wait, 0.25 s)."""
+
+
+def next_cell_x(moves) -> int:
+    """The x of the next click: the other of the two columns, the pointer a pixel further each
+    round so it always moves."""
+    n = next(moves)
+    return CELL_COLUMNS_X[n % 2] + (n // 2) % 5
+
+
 def action_rows(config: SandboxConfig, data: str) -> list[Row]:
     """The GUI action rows, on one desktop with a workbook open in Calc."""
     results = []
@@ -183,11 +195,11 @@ def action_rows(config: SandboxConfig, data: str) -> list[Row]:
         moves = iter(range(10_000))
 
         def action_settled():
-            x = 200 + next(moves) % 400
+            x = next_cell_x(moves)
             desktop.act([["mousemove", "--sync", str(x), "300"], CLICKS["left_click"]], SIZE)
 
         def action_fixed_wait():
-            x = 200 + next(moves) % 400
+            x = next_cell_x(moves)
             desktop.act(
                 [
                     ["mousemove", "--sync", str(x), "300"],
@@ -217,18 +229,18 @@ def _driver_rows(desktop: Desktop, legacy: LegacyDesktop, moves) -> list[Row]:
     assert tool.scale.declared == SIZE, "the bench screen must not be scaled for the model"
 
     def left_click():
-        tool(action="left_click", coordinate=[200 + next(moves) % 400, 300])
+        tool(action="left_click", coordinate=[next_cell_x(moves), 300])
 
     def left_click_before():  # the commands the computer tool sends for a left_click
-        x = 200 + next(moves) % 400
+        x = next_cell_x(moves)
         legacy.act([["mousemove", "--sync", str(x), "300"], CLICKS["left_click"]], SIZE)
 
     def type_digit():
-        tool(action="left_click", coordinate=[200 + next(moves) % 400, 400])
+        tool(action="left_click", coordinate=[next_cell_x(moves), 400])
         tool(action="type", text="7\n")
 
     def type_digit_before():
-        x = 200 + next(moves) % 400
+        x = next_cell_x(moves)
         legacy.act([["mousemove", "--sync", str(x), "400"], CLICKS["left_click"]], SIZE)
         legacy.act([["type", "--delay", "12", "--", "7\n"]], SIZE)
 
