@@ -55,7 +55,7 @@ def _act_before(commands, width, height, settle_s=2.0):
             time.sleep(float(command[1]))
             continue
         if command[0] == "type":
-            _bind_characters(command[-1])
+            bind_characters(command[-1])
         _xdotool(command)
     if settle_s is None:
         return {}
@@ -71,8 +71,12 @@ class LegacyDesktop:
 
     def __init__(self, sandbox):
         self.sandbox = sandbox
-        driver = (TOOLBOX_DIR / "drivers" / "desktop.py").read_text(encoding="utf-8")
-        self.source = driver + ENTRY % MARKER
+        drivers = TOOLBOX_DIR / "drivers"
+        # The desktop's file reader inlined: a cell has no folder to import it from.
+        driver = (drivers / "desktop.py").read_text(encoding="utf-8")
+        driver = driver.replace("from desktop_env import NoDesktop, desktop_env\n", "")
+        inlined = (drivers / "desktop_env.py").read_text(encoding="utf-8")
+        self.source = inlined + driver + ENTRY % MARKER
 
     def call(self, function: str, timeout: float = 60.0, **args) -> dict:
         code = (

@@ -26,7 +26,7 @@ from .errors import BadRequest, ToolError
 DRIVERS_DIR = Path(__file__).parent / "drivers"
 RUNNER_SOURCE = (DRIVERS_DIR / "runner.py").read_text(encoding="utf-8")
 FUNCTIONS = {
-    "desktop": ("start", "screenshot", "act", "zoom", "cursor", "launch", "wait_quiet", "windows"),
+    "desktop": ("start", "screenshot", "act", "zoom", "cursor", "launch", "windows"),
     "browser": ("navigate", "read_dom", "run_js", "click", "fill", "select"),
 }
 """The functions each driver offers; the toolbox's methods are `desktop.act`, `browser.click`..."""

@@ -11,9 +11,9 @@ true` on bash.*/python.*, or every session of a toolbox started with `--observer
 anything the agent can write (see `observer.py`). `proc.run` always runs as an observer.
 
 Methods: ping, bash.run, bash.interrupt, bash.restart, python.run, python.restart, editor.run,
-image.view, file.read, file.write, file.stat, fs.changed, proc.run, and the drivers' methods
-`desktop.*` and `browser.*` (see driver_process.py), proc.freeze and proc.thaw (freeze.py),
-each taking `timeout` besides its own params.
+image.view, file.read, file.write, file.stat, fs.changed, proc.run, desktop.wait_quiet
+(screen_quiet.py), and the drivers' methods `desktop.*` and `browser.*` (see driver_process.py),
+proc.freeze and proc.thaw (freeze.py), each taking `timeout` besides its own params.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from functools import partial
 from .bash_session import BashSession
 from .driver_process import FUNCTIONS as DRIVER_FUNCTIONS
 from .driver_process import DriverProcess
+from .drivers.x11damage import CAP_S, QUIET_S
 from .editor import Editor
 from .errors import BadRequest, ToolError
 from .files import changed_files, read_file, stat_file, write_file
@@ -39,6 +40,7 @@ from .freeze import freeze, thaw
 from .images import view_image
 from .process import run_process
 from .python_session import PythonSession
+from .screen_quiet import wait_until_quiet
 from .screenless import why_unavailable
 
 REQUIRED = object()
@@ -124,6 +126,10 @@ class Toolbox:
             # The local backend's freeze (no root there): see freeze.py.
             "proc.freeze": lambda p: freeze(end=param(p, "end", bool, False)),
             "proc.thaw": lambda p: {"resumed": thaw(param(p, "frozen", list))},
+            # The setup's wait for a launched window, in this process (no driver): see the module.
+            "desktop.wait_quiet": lambda p: wait_until_quiet(
+                positive(p, "quiet_s", QUIET_S), positive(p, "cap_s", CAP_S)
+            ),
         }
         self.drivers: dict[str, DriverProcess] = {}
         for driver, functions in DRIVER_FUNCTIONS.items():

@@ -60,12 +60,14 @@ class ScriptedScreen:
 
 @pytest.fixture
 def driver(monkeypatch):
+    monkeypatch.syspath_prepend(str(DESKTOP_DRIVER.parent))  # its helper modules, as the runner
     spec = importlib.util.spec_from_file_location("desktop_driver_under_test", DESKTOP_DRIVER)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     screen = ScriptedScreen()
     monkeypatch.setattr(module, "_ensure_environment", lambda: None)
     monkeypatch.setattr(module, "_damage_watch", lambda: screen)
+    monkeypatch.setattr(module, "_pointer", lambda: None)  # no X server: every command scripted
     monkeypatch.setattr(module, "_grab", screen.grab)
     monkeypatch.setattr(module, "_xdotool", screen.run)
     module.screen = screen

@@ -11,36 +11,26 @@ and a D-Bus address of the expected shape are taken from it.
 import hashlib
 import io
 import os
-import re
 import subprocess
 import time
 
-from PIL import Image, ImageChops
+# The runner puts this folder on the path (the bench's baseline sends this file's source alone).
+from desktop_env import NoDesktop, desktop_env
+from PIL import Image
 
-try:  # the runner puts this folder on the path; elsewhere (the bench's baseline) grabs are polled
-    from x11damage import DamageWatch
+try:  # elsewhere (the bench's baseline) grabs are polled
+    from x11damage import DamageWatch, wait_quiet
     from x11keymap import bind_characters
     from x11pointer import Pointer
 except ImportError:
-    DamageWatch = Pointer = None
+    DamageWatch = Pointer = wait_quiet = None
 
     def bind_characters(text):
         """Without the helper module xdotool binds missing characters itself."""
 
 
-ENV_FILE = "/tmp/stateact-desktop.env"
-ENV_SHAPES = {
-    "DISPLAY": re.compile(r":[0-9]{1,3}"),
-    "DBUS_SESSION_BUS_ADDRESS": re.compile(r"unix:[A-Za-z0-9=/,._-]{1,200}"),
-}
 UTF8 = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}  # xdotool types non-ASCII only in a UTF-8 locale
-# A started application is ready once its window's content has stayed put this long: LibreOffice
-# names its window after the document, paints the grid, and adds its toolbars 0.3-0.5 s later
-# (measured), moving the grid. Changes smaller than SMALL_CHANGE_PX (a blinking text cursor, which
-# never stops in Writer) do not count.
-READY_QUIET_S = 1.0
-READY_CAP_S = 10.0
-SMALL_CHANGE_PX = 600
+LAID_OUT_CAP_S = 10.0
 # After an action: once it drew, the screen has settled when nothing changed for SETTLE_QUIET_S;
 # an action that drew nothing within SETTLE_RESPONSE_S had no visible effect. Measured in Calc: a
 # click is painted before xdotool returns, typed text within 0.1 s, a menu 0.2 s after its key.
@@ -66,19 +56,9 @@ def describe(exc):
 def _load_environment():
     """DISPLAY and the D-Bus address of the running desktop, checked; Refusal if there is none."""
     try:
-        with open(ENV_FILE, encoding="utf-8") as handle:
-            lines = handle.read(4096).splitlines()
-    except OSError:
-        raise Refusal("the desktop is not running; start it first.") from None
-    found = {}
-    for line in lines:
-        key, _, value = line.strip().removeprefix("export ").partition("=")
-        value = value.strip().strip("'\"")
-        if key in ENV_SHAPES and ENV_SHAPES[key].fullmatch(value):
-            found[key] = value
-    if "DISPLAY" not in found:
-        raise Refusal(f"{ENV_FILE} names no display; restart the desktop.")
-    os.environ.update(found)
+        os.environ.update(desktop_env())
+    except NoDesktop as exc:
+        raise Refusal(str(exc)) from None
     os.environ.update(UTF8)
 
 
@@ -357,35 +337,18 @@ def launch(argv, window, timeout_s=60.0):
             raise Refusal(f"the {window!r} window stayed blank for {timeout_s:g} s.")
         time.sleep(0.1)
     remaining = timeout_s - (time.monotonic() - began)
-    wait_quiet(READY_QUIET_S, min(READY_CAP_S, max(0.5, remaining)))
+    _wait_until_laid_out(min(LAID_OUT_CAP_S, max(0.5, remaining)))
     return {"window": found.stdout.split()[0], "seconds": time.monotonic() - began}
 
 
-def wait_quiet(quiet_s=READY_QUIET_S, cap_s=READY_CAP_S):
-    """Wait until nothing larger than a blinking cursor changed on the screen for `quiet_s` (at
-    most `cap_s`): an application that has just shown its window is done laying it out. With
-    the DAMAGE watch the screen is grabbed and compared only after the X server reported
-    drawing."""
-    if not (isinstance(quiet_s, int | float) and isinstance(cap_s, int | float)):
-        raise Refusal("`quiet_s` and `cap_s` must be numbers of seconds.")
-    _ensure_environment()
+def _wait_until_laid_out(cap_s):
+    """The launched window stays put (x11damage.wait_quiet); without DAMAGE, grabs are compared
+    for as long a quiet spell (a blinking cursor then keeps the wait to its cap)."""
     damage = _damage_watch()
-    began = time.monotonic()
-    calm_since, frame = began, _grab()
-    while time.monotonic() - began < min(cap_s, 120):
-        time.sleep(0.05)
-        if damage is not None and not damage.drawn():
-            if time.monotonic() - calm_since >= quiet_s:
-                break
-            continue
-        current = _grab()
-        box = ImageChops.difference(frame, current).getbbox()
-        frame = current
-        if box is not None and (box[2] - box[0]) * (box[3] - box[1]) > SMALL_CHANGE_PX:
-            calm_since = time.monotonic()
-        elif time.monotonic() - calm_since >= quiet_s:
-            break
-    return {"seconds": time.monotonic() - began}
+    if damage is not None:
+        wait_quiet(damage, cap_s=cap_s)
+    else:
+        _settle(cap_s, 1.0)
 
 
 def windows():
@@ -404,6 +367,5 @@ FUNCTIONS = {
     "zoom": zoom,
     "cursor": cursor,
     "launch": launch,
-    "wait_quiet": wait_quiet,
     "windows": windows,
 }

@@ -1,16 +1,36 @@
-"""Tells whether anything was drawn on the X screen since the last look (the DAMAGE extension).
+"""Tells whether anything was drawn on the X screen since the last look (the DAMAGE extension),
+and how much.
 
 The desktop driver's settle wait grabs and hashes the whole screen to see whether it changed; a grab
 costs 15-100 ms of CPU. With this watch it grabs only after the X server reported drawing, so a
-quiet screen costs no grabs while the quiet spell runs. Plain ctypes over libX11 and libXdamage.
+quiet screen costs no grabs while the quiet spell runs. `wait_quiet` needs no grab at all: the
+server's damage regions say how much was drawn, so a blinking text cursor does not count. Plain
+ctypes over libX11, libXdamage and libXfixes.
 """
 
 import ctypes
 import select
+import time
 
 REPORT_NON_EMPTY = 3  # one event each time the damage region goes from empty to non-empty
 DAMAGE_NOTIFY = 0  # the event's number relative to the extension's first event
 XEVENT_LONGS = 24  # sizeof(XEvent) is 24 longs
+# A window that has just shown is laid out once nothing but small drawings happened for QUIET_S:
+# LibreOffice names its window after the document, paints the grid, and adds its toolbars 0.3-0.5 s
+# later (measured), moving the grid. A drawing of at most SMALL_DRAWING_PX pixels (Writer's
+# blinking text cursor, which never stops) does not count; CAP_S bounds the wait.
+QUIET_S = 1.0
+CAP_S = 10.0
+SMALL_DRAWING_PX = 600
+
+
+class XRectangle(ctypes.Structure):
+    _fields_ = [
+        ("x", ctypes.c_short),
+        ("y", ctypes.c_short),
+        ("width", ctypes.c_ushort),
+        ("height", ctypes.c_ushort),
+    ]
 
 
 class DamageWatch:
@@ -40,7 +60,17 @@ class DamageWatch:
             ctypes.c_ulong,
             ctypes.c_ulong,
         ]
-        self._x11, self._damage = x11, damage
+        fixes = ctypes.cdll.LoadLibrary("libXfixes.so.3")
+        fixes.XFixesCreateRegion.restype = ctypes.c_ulong
+        fixes.XFixesCreateRegion.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
+        fixes.XFixesFetchRegion.restype = ctypes.POINTER(XRectangle)
+        fixes.XFixesFetchRegion.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_ulong,
+            ctypes.POINTER(ctypes.c_int),
+        ]
+        x11.XFree.argtypes = [ctypes.c_void_p]
+        self._x11, self._damage, self._fixes = x11, damage, fixes
         self._display = x11.XOpenDisplay(display_name.encode())
         if not self._display:
             raise OSError(f"cannot open display {display_name}")
@@ -54,6 +84,7 @@ class DamageWatch:
         self._handle = damage.XDamageCreate(self._display, root, REPORT_NON_EMPTY)
         self._event = (ctypes.c_long * XEVENT_LONGS)()
         self._fd = x11.XConnectionNumber(self._display)
+        self._parts = fixes.XFixesCreateRegion(self._display, None, 0)
         self.drawn()  # start from an empty region
 
     def wait(self, timeout_s: float) -> None:
@@ -77,3 +108,42 @@ class DamageWatch:
             self._damage.XDamageSubtract(self._display, self._handle, 0, 0)
             self._x11.XSync(self._display, 0)
         return seen
+
+    def drawn_area(self) -> int:
+        """Pixels drawn on since the last look (0: nothing); the report is then reset."""
+        self._x11.XFlush(self._display)
+        seen = False
+        while self._x11.XPending(self._display):
+            self._x11.XNextEvent(self._display, ctypes.byref(self._event))
+            seen = seen or ctypes.cast(self._event, ctypes.POINTER(ctypes.c_int))[0] == self._notify
+        if not seen:
+            return 0
+        self._damage.XDamageSubtract(self._display, self._handle, 0, self._parts)
+        count = ctypes.c_int()
+        rects = self._fixes.XFixesFetchRegion(self._display, self._parts, ctypes.byref(count))
+        area = sum(rects[i].width * rects[i].height for i in range(count.value))
+        if rects:
+            self._x11.XFree(rects)
+        return area
+
+
+def wait_quiet(
+    watch: DamageWatch,
+    quiet_s: float = QUIET_S,
+    cap_s: float = CAP_S,
+    small_px: int = SMALL_DRAWING_PX,
+) -> float:
+    """Wait until nothing larger than `small_px` pixels was drawn for `quiet_s` (at most `cap_s`);
+    the seconds waited. A drawing that small is a blinking text cursor or a clock, not a window
+    being laid out."""
+    began = time.monotonic()
+    calm_since = began
+    watch.drawn_area()
+    while True:
+        now = time.monotonic()
+        left = min(calm_since + quiet_s, began + cap_s) - now
+        if left <= 0:
+            return now - began
+        watch.wait(left)
+        if watch.drawn_area() > small_px:
+            calm_since = time.monotonic()
