@@ -44,6 +44,16 @@ def _remaining(deadline: float | None) -> float | None:
     return max(0.0, deadline - time.monotonic())
 
 
+def _readable(fds: list[int], timeout: float | None) -> list[int]:
+    """The fds of `fds` ready to read within `timeout` seconds (None: no limit). poll, not select:
+    a harness with dozens of sandboxes open holds descriptors past select's limit of 1024."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    wait_ms = None if timeout is None else max(0, int(timeout * 1000))
+    return [fd for fd, _ in poller.poll(wait_ms)]
+
+
 class PipeChannel:
     """The toolbox as a local child process (bubblewrap backend)."""
 
@@ -68,7 +78,7 @@ class PipeChannel:
             if line is not None:
                 return line
             fds = [out_fd] + ([err_fd] if err_fd is not None else [])
-            ready, _, _ = select.select(fds, [], [], _remaining(deadline))
+            ready = _readable(fds, _remaining(deadline))
             if not ready:
                 raise TimeoutError("no answer from the toolbox in time")
             for fd in ready:
@@ -137,7 +147,7 @@ class DockerExecChannel:
             line = self._stdout.pop_line()
             if line is not None:
                 return line
-            ready, _, _ = select.select([self._sock], [], [], _remaining(deadline))
+            ready = _readable([self._sock.fileno()], _remaining(deadline))
             if not ready:
                 raise TimeoutError("no answer from the toolbox in time")
             chunk = self._sock.recv(1 << 20)

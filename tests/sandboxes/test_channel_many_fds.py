@@ -1,0 +1,44 @@
+"""A harness running many sandboxes at once holds more than 1024 file descriptors (the density
+benchmark at K = 64 did): the toolbox channels must wait on theirs with poll, which has no such
+limit (select raised "filedescriptor out of range")."""
+
+from __future__ import annotations
+
+import os
+import resource
+
+import pytest
+
+from sandboxes import SandboxConfig, open_sandbox
+from tests.conftest import require_image
+
+SPARE = 1100
+
+
+@pytest.fixture
+def many_fds():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < SPARE + 200:
+        pytest.skip(f"this host allows only {hard} open files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, SPARE + 200), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(SPARE)]
+    try:
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_local_sandbox_answers_past_fd_1024(many_fds):
+    with open_sandbox(SandboxConfig(backend="local")) as sandbox:
+        assert sandbox.toolbox.channel.process.stdout.fileno() > 1024
+        assert sandbox.call("bash.run", command="echo past")["output"].strip() == "past"
+
+
+@pytest.mark.docker
+def test_a_docker_sandbox_answers_past_fd_1024(many_fds):
+    require_image("base")
+    with open_sandbox(SandboxConfig(image="base")) as sandbox:
+        assert sandbox.toolbox.channel._sock.fileno() > 1024
+        assert sandbox.call("bash.run", command="echo past")["output"].strip() == "past"
