@@ -189,3 +189,15 @@ def pump_out(relay: ExecRelay, client: socket.socket) -> None:
             client.sendall(data)
     except (OSError, ValueError):
         pass
+
+
+def stop_listening(listener: socket.socket | None) -> None:
+    """Close a listening socket so its accepting thread wakes: a close alone leaves the port
+    listening under a thread blocked in accept()."""
+    if listener is None:
+        return
+    try:
+        listener.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    listener.close()

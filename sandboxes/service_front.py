@@ -27,33 +27,9 @@ import threading
 import urllib.parse
 
 try:
-    from .http_framing import (
-        CHUNK,
-        Head,
-        HttpError,
-        body_framing,
-        copy_body,
-        encode_head,
-        error_answer,
-        has_no_body,
-        read_head,
-        request_line,
-        status_of,
-    )
+    from . import http_framing as framing
 except ImportError:  # in the front's container, run as a script beside http_framing.py
-    from http_framing import (  # type: ignore[no-redef]
-        CHUNK,
-        Head,
-        HttpError,
-        body_framing,
-        copy_body,
-        encode_head,
-        error_answer,
-        has_no_body,
-        read_head,
-        request_line,
-        status_of,
-    )
+    import http_framing as framing  # type: ignore[no-redef]
 
 CONNECT_TIMEOUT_S = 10.0
 UPSTREAM_TIMEOUT_S = 600.0
@@ -125,15 +101,15 @@ class Front:
     def upstream(self, host: str, target: str) -> tuple[str, int]:
         routes = self.sites.get(host)
         if routes is None:
-            raise HttpError(404, f"no site answers as {host or 'an empty host'} here")
+            raise framing.HttpError(404, f"no site answers as {host or 'an empty host'} here")
         path = clean_path(target)
         for matcher, upstream, port in routes:
             if matcher is None or path_matches(matcher, path):
                 return upstream, int(port)
-        raise HttpError(404, f"no route of {host} takes {path}")
+        raise framing.HttpError(404, f"no route of {host} takes {path}")
 
 
-def host_of(head: Head, target: str) -> str:
+def host_of(head: framing.Head, target: str) -> str:
     """The site asked for: the Host field (or an absolute target's host), without its port."""
     if "://" in target:
         return (urllib.parse.urlsplit(target).hostname or "").rstrip(".")
@@ -150,7 +126,7 @@ def origin_form(target: str) -> str:
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
-def upstream_request(head: Head, method: str, target: str, client_ip: str) -> bytes:
+def upstream_request(head: framing.Head, method: str, target: str, client_ip: str) -> bytes:
     """The request as the upstream gets it: its own connection (closed after the answer, or
     upgraded), the Host kept, X-Forwarded-* set from what the front saw."""
     host = head.get("host") or urllib.parse.urlsplit(target).netloc
@@ -164,7 +140,7 @@ def upstream_request(head: Head, method: str, target: str, client_ip: str) -> by
         ("X-Forwarded-Proto", "http"),
         ("X-Forwarded-Host", host),
     ]
-    return encode_head(f"{method} {origin_form(target)} HTTP/1.1", headers)
+    return framing.encode_head(f"{method} {origin_form(target)} HTTP/1.1", headers)
 
 
 class Exchange:
@@ -178,54 +154,57 @@ class Exchange:
         self.answering = False
         """Set once the answer's head went out: a failure after it can only end the connection."""
 
-    def serve(self, head: Head) -> bool:
+    def serve(self, head: framing.Head) -> bool:
         """Answer the request; whether the client connection stays open for another."""
         self.answering = False
-        method, target, version = request_line(head)
+        method, target, version = framing.request_line(head)
         host = host_of(head, target)
         upstream = self.front.upstream(host, target)
-        framing = body_framing(head, request=True)
+        request_body = framing.body_framing(head, request=True)
         try:
             conn = socket.create_connection(upstream, timeout=CONNECT_TIMEOUT_S)
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             where = f"{upstream[0]}:{upstream[1]}"
-            raise HttpError(502, f"the site {host} is down ({where}: {reason})") from None
+            raise framing.HttpError(502, f"the site {host} is down ({where}: {reason})") from None
         with conn:
             conn.settimeout(UPSTREAM_TIMEOUT_S)
             if "100-continue" in head.tokens("expect"):
                 self.client.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
             conn.sendall(upstream_request(head, method, target, self.client_ip))
-            copy_body(self.reader, conn.sendall, framing)
+            framing.copy_body(self.reader, conn.sendall, request_body)
             answers = conn.makefile("rb")
             answer, status = self._final_answer(answers, host)
             self.answering = True
             if status == 101 and head.get("upgrade"):
-                self.client.sendall(encode_head(answer.start, answer.headers))
+                self.client.sendall(framing.encode_head(answer.start, answer.headers))
                 tunnel(self.reader, self.client, answers, conn)
                 return False
             keep = version == "HTTP/1.1" and "close" not in head.tokens("connection")
-            body = ("none", 0) if has_no_body(method, status) else body_framing(answer, False)
+            no_body = framing.has_no_body(method, status)
+            body = ("none", 0) if no_body else framing.body_framing(answer, False)
             keep = keep and body[0] != "close"
             headers = [*answer.passed_on(), ("Connection", "keep-alive" if keep else "close")]
-            self.client.sendall(encode_head(answer.start, headers))
-            copy_body(answers, self.client.sendall, body)
+            self.client.sendall(framing.encode_head(answer.start, headers))
+            framing.copy_body(answers, self.client.sendall, body)
             return keep
 
-    def _final_answer(self, answers, host: str) -> tuple[Head, int]:
+    def _final_answer(self, answers, host: str) -> tuple[framing.Head, int]:
         """The upstream's answer past its interim 1xx ones (which go on to the client)."""
         while True:
             try:
-                answer = read_head(answers)
+                answer = framing.read_head(answers)
             except OSError as exc:
-                raise HttpError(502, f"the site {host} did not answer ({exc})") from None
+                raise framing.HttpError(502, f"the site {host} did not answer ({exc})") from None
             if answer is None:
-                raise HttpError(502, f"the site {host} closed the connection without answering")
-            status = status_of(answer)
+                raise framing.HttpError(
+                    502, f"the site {host} closed the connection without answering"
+                )
+            status = framing.status_of(answer)
             if status < 100 or status > 599:
-                raise HttpError(502, f"the site {host} answered with status {status}")
+                raise framing.HttpError(502, f"the site {host} answered with status {status}")
             if 100 <= status < 200 and status != 101:
-                self.client.sendall(encode_head(answer.start, answer.headers))
+                self.client.sendall(framing.encode_head(answer.start, answer.headers))
                 continue
             return answer, status
 
@@ -237,7 +216,7 @@ def tunnel(client_reader, client: socket.socket, upstream_reader, upstream: sock
 
     def inward() -> None:
         try:
-            while data := client_reader.read1(CHUNK):
+            while data := client_reader.read1(framing.CHUNK):
                 upstream.sendall(data)
             upstream.shutdown(socket.SHUT_WR)
         except OSError:
@@ -245,7 +224,7 @@ def tunnel(client_reader, client: socket.socket, upstream_reader, upstream: sock
 
     threading.Thread(target=inward, daemon=True).start()
     try:
-        while data := upstream_reader.read1(CHUNK):
+        while data := upstream_reader.read1(framing.CHUNK):
             client.sendall(data)
     except OSError:
         pass
@@ -259,12 +238,12 @@ def serve_connection(front: Front, client: socket.socket, client_ip: str) -> Non
     try:
         while True:
             try:
-                head = read_head(reader)
+                head = framing.read_head(reader)
                 if head is None or not exchange.serve(head):
                     return
-            except HttpError as exc:
+            except framing.HttpError as exc:
                 if not exchange.answering:
-                    client.sendall(error_answer(exc.status, exc.text))
+                    client.sendall(framing.error_answer(exc.status, exc.text))
                 return
     except (OSError, ValueError):
         return  # the client or the upstream went away mid-message: nothing more to say
@@ -277,7 +256,8 @@ class FrontHandler(socketserver.BaseRequestHandler):
         front: Front = self.server.front
         client_ip = self.client_address[0]
         if not front.take(client_ip):
-            self.request.sendall(error_answer(503, "the front proxy is at its connection limit"))
+            full = framing.error_answer(503, "the front proxy is at its connection limit")
+            self.request.sendall(full)
             return
         try:
             serve_connection(front, self.request, client_ip)

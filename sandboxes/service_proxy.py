@@ -24,7 +24,7 @@ import threading
 import urllib.parse
 
 from .base import SandboxError
-from .exec_relay import RELAY_SCRIPT, ExecRelay, pump_in, pump_out
+from .exec_relay import RELAY_SCRIPT, ExecRelay, pump_in, pump_out, stop_listening
 from .http_framing import (
     Head,
     HttpError,
@@ -148,13 +148,8 @@ class ServicesProxy:
 
     def close(self) -> None:
         """Stop listening and end every connection still open (idempotent)."""
-        if self.listener is not None:
-            try:  # wakes the accepting thread: a close alone leaves the port listening under it
-                self.listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self.listener.close()
-            self.listener = None
+        stop_listening(self.listener)
+        self.listener = None
         with self.lock:
             clients, self.clients = list(self.clients), set()
         for client in clients:

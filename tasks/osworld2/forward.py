@@ -18,7 +18,7 @@ import socket
 import threading
 
 from harness.kernel.core import StateActError
-from sandboxes.exec_relay import ExecRelay, pump_in, pump_out
+from sandboxes.exec_relay import ExecRelay, pump_in, pump_out, stop_listening
 
 log = logging.getLogger(__name__)
 
@@ -83,10 +83,5 @@ class PortForward:
 
     def __exit__(self, *exc_info) -> None:
         self.closed.set()
-        if self.listener is not None:
-            try:  # wakes the accepting thread: a close alone leaves the port listening under it
-                self.listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self.listener.close()
-            self.listener = None
+        stop_listening(self.listener)
+        self.listener = None
