@@ -7,7 +7,9 @@ Baselines are the plainest ways: `docker run`/`docker exec` per command, `subpro
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
+import json
 import os
 import statistics
 import subprocess
@@ -37,9 +39,10 @@ def paired_start_medians(config: SandboxConfig, runs: int) -> tuple[float, float
     return statistics.median(to_first[1:]), statistics.median(cycle[1:])
 
 
-def bash_row(sandbox) -> Row:
-    """The bash round trip beside the pipe floor: one line into a running `docker exec -i bash`
-    that echoes it back (ENVIRONMENT.md's floor), sampled alternately with ours."""
+@contextlib.contextmanager
+def pipe_floor(sandbox):
+    """ENVIRONMENT.md's floor: one line into a running `docker exec -i bash` that echoes it
+    back; yields the action that sends a line and reads it back."""
     floor = subprocess.Popen(
         [
             "docker",
@@ -60,12 +63,18 @@ def bash_row(sandbox) -> Row:
         floor.stdout.readline()
 
     try:
-        ours, theirs = alternating_medians(
-            lambda: sandbox.call("bash.run", command="true"), pipe, RUNS * 25
-        )
+        yield pipe
     finally:
         floor.kill()
         floor.wait()
+
+
+def bash_row(sandbox) -> Row:
+    """The bash round trip beside the pipe floor, sampled alternately."""
+    with pipe_floor(sandbox) as pipe:
+        ours, theirs = alternating_medians(
+            lambda: sandbox.call("bash.run", command="true"), pipe, RUNS * 25
+        )
     return row(
         "bash round trip (true), persistent session",
         ours,
@@ -74,6 +83,64 @@ def bash_row(sandbox) -> Row:
         theirs,
         note=f"{ours / theirs:.2f}x the floor (target <= 1.2x)",
     )
+
+
+# Runs inside the sandbox as its user: the toolbox's bash session alone (no engine stream, no
+# JSON) beside a line through a pipe to a plain bash, sampled in turn.
+IN_SANDBOX_SESSION = r"""
+import json, os, statistics, subprocess, sys, tempfile, time
+sys.path.insert(0, "/opt/stateact")
+from toolbox.bash_session import BashSession
+session = BashSession("bench", tempfile.mkdtemp())
+plain = subprocess.Popen(["/bin/bash", "--noprofile", "--norc"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, bufsize=0)
+def piped():
+    plain.stdin.write(b"true; echo E\n")
+    plain.stdout.readline()
+samples = ([], [])
+for n in range(RUNS + 100):
+    for action, kept in ((lambda: session.run("true", 10, 1000), samples[0]), (piped, samples[1])):
+        started = time.perf_counter()
+        action()
+        if n >= 100:
+            kept.append(time.perf_counter() - started)
+print(json.dumps([statistics.median(samples[0]), statistics.median(samples[1])]))
+"""
+
+
+def bash_breakdown_rows(sandbox) -> list[Row]:
+    """Where the bash round trip's time goes: the engine stream and the toolbox's JSON lines
+    (`ping`, beside the pipe floor's own stream), and the session on its pty inside the sandbox
+    (beside a plain bash on a pipe there)."""
+    runs = RUNS * 100
+    script = IN_SANDBOX_SESSION.replace("RUNS", str(runs))
+    done = subprocess.run(
+        ["docker", "exec", "-u", "user", sandbox.container.id, "python3", "-c", script],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    session, piped = json.loads(done.stdout)
+    with pipe_floor(sandbox) as pipe:
+        ping, floor = alternating_medians(lambda: sandbox.call("ping"), pipe, RUNS * 25)
+    return [
+        row(
+            "bash session inside the sandbox (pty, markers, exit code and folder; no stream)",
+            session,
+            runs,
+            "a line through a pipe to a plain bash, inside the sandbox",
+            piped,
+            note=f"{(session - piped) * 1e6:.0f} us over the plain bash",
+        ),
+        row(
+            "toolbox ping over the engine stream (JSON lines, no session)",
+            ping,
+            RUNS * 25,
+            "pipe floor: a line in and out of docker exec -i bash",
+            floor,
+            note=f"{ping / floor:.2f}x the floor",
+        ),
+    ]
 
 
 def alternating_medians(ours, theirs, runs: int) -> tuple[float, float]:
@@ -127,6 +194,7 @@ def rows() -> list[Row]:
     with open_sandbox(config) as sandbox:
         container = sandbox.container.id
         results.append(bash_row(sandbox))
+        results += bash_breakdown_rows(sandbox)
 
         def docker_exec(*argv):
             return lambda: subprocess.run(
