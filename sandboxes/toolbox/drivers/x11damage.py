@@ -94,14 +94,19 @@ class DamageWatch:
         if timeout_s > 0:
             select.select([self._fd], [], [], timeout_s)
 
-    def drawn(self) -> bool:
-        """True if the screen was drawn on since the last call (the report is then reset)."""
+    def _reported(self) -> bool:
+        """Read every queued event; whether one of them reported drawing."""
         self._x11.XFlush(self._display)
         seen = False
         while self._x11.XPending(self._display):
             self._x11.XNextEvent(self._display, ctypes.byref(self._event))
             if ctypes.cast(self._event, ctypes.POINTER(ctypes.c_int))[0] == self._notify:
                 seen = True
+        return seen
+
+    def drawn(self) -> bool:
+        """True if the screen was drawn on since the last call (the report is then reset)."""
+        seen = self._reported()
         if seen:
             # Empty the region so the next drawing sends a new event; XSync makes sure the server
             # emptied it before the caller's grab, so drawing is either in that grab or reported.
@@ -111,12 +116,7 @@ class DamageWatch:
 
     def drawn_area(self) -> int:
         """Pixels drawn on since the last look (0: nothing); the report is then reset."""
-        self._x11.XFlush(self._display)
-        seen = False
-        while self._x11.XPending(self._display):
-            self._x11.XNextEvent(self._display, ctypes.byref(self._event))
-            seen = seen or ctypes.cast(self._event, ctypes.POINTER(ctypes.c_int))[0] == self._notify
-        if not seen:
+        if not self._reported():
             return 0
         self._damage.XDamageSubtract(self._display, self._handle, 0, self._parts)
         count = ctypes.c_int()
